@@ -1,0 +1,42 @@
+// Element types of tensors, with their canonical names ("float32", "int64", ...).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace kiln {
+
+enum class DataType : uint8_t {
+  kFloat16,
+  kBFloat16,
+  kFloat32,
+  kFloat64,
+  kInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kUInt8,
+  kUInt16,
+  kUInt32,
+  kUInt64,
+  kBool,
+};
+
+inline constexpr DataType kAllDataTypes[] = {
+    DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64,
+    DataType::kInt8,    DataType::kInt16,    DataType::kInt32,   DataType::kInt64,
+    DataType::kUInt8,   DataType::kUInt16,   DataType::kUInt32,  DataType::kUInt64,
+    DataType::kBool};
+
+// A C string so it mixes with std::string, std::string_view and absl::StrCat alike
+// (the installed abseil's string_view is not std::string_view).
+const char* DataTypeName(DataType dtype);
+std::optional<DataType> ParseDataType(std::string_view name);
+// Storage size of one element in bytes (bool takes one byte).
+int DataTypeBytes(DataType dtype);
+bool IsFloat(DataType dtype);
+bool IsSignedInt(DataType dtype);
+bool IsUnsignedInt(DataType dtype);
+
+}  // namespace kiln

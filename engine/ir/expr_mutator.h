@@ -1,0 +1,57 @@
+// ExprMutator: rebuilds an expression bottom-up, memoized per node, keeping
+// every unchanged subtree (the result is `same_as` the input when nothing
+// changed) and every node's span, checked type and virtual device.
+// Call, Tuple, TupleGetItem and Let are walked with an explicit stack, as in
+// ExprVisitor, so chains of any length cost no stack depth.
+//
+// PostOrderRewriter is the seeds' mixed-mode mutator: override
+// Rewrite_(pre, post) where `pre` is the original node and `post` the node
+// rebuilt over already-rewritten children.
+#pragma once
+
+#include <unordered_map>
+
+#include "engine/ir/expr_functor.h"
+
+namespace kiln {
+
+class ExprMutator : public ExprFunctor<Expr(const Expr&)> {
+ public:
+  // The rewritten `expr` (memoized). Null maps to null.
+  Expr VisitExpr(const Expr& expr) override;
+
+ protected:
+  // Called once per distinct node, after its iteratively walked children were
+  // rewritten. The default dispatches to the Visit*_ methods.
+  virtual Expr VisitExpr_(const Expr& expr) { return Dispatch(expr); }
+
+  Expr VisitVar_(const VarNode* op) override;
+  Expr VisitGlobalVar_(const GlobalVarNode* op) override;
+  Expr VisitConstant_(const ConstantNode* op) override;
+  Expr VisitOp_(const OpNode* op) override;
+  Expr VisitCall_(const CallNode* op) override;
+  Expr VisitTuple_(const TupleNode* op) override;
+  Expr VisitTupleGetItem_(const TupleGetItemNode* op) override;
+  Expr VisitLet_(const LetNode* op) override;
+  Expr VisitIf_(const IfNode* op) override;
+  Expr VisitFunction_(const FunctionNode* op) override;
+
+  std::unordered_map<const ExprNode*, Expr> memo_;
+};
+
+class PostOrderRewriter : public ExprMutator {
+ protected:
+  virtual Expr Rewrite_(const CallNode* /*pre*/, const Expr& post) { return post; }
+  virtual Expr Rewrite_(const TupleNode* /*pre*/, const Expr& post) { return post; }
+  virtual Expr Rewrite_(const TupleGetItemNode* /*pre*/, const Expr& post) { return post; }
+  virtual Expr Rewrite_(const LetNode* /*pre*/, const Expr& post) { return post; }
+  virtual Expr Rewrite_(const IfNode* /*pre*/, const Expr& post) { return post; }
+  virtual Expr Rewrite_(const FunctionNode* /*pre*/, const Expr& post) { return post; }
+  virtual Expr Rewrite_(const VarNode* /*pre*/, const Expr& post) { return post; }
+  virtual Expr Rewrite_(const ConstantNode* /*pre*/, const Expr& post) { return post; }
+
+ private:
+  Expr VisitExpr_(const Expr& expr) final;
+};
+
+}  // namespace kiln

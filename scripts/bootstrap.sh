@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs every Debian package Kiln needs to build, test and demo, idempotently: packages already
+# installed are skipped, and only when something is missing does it run one `apt-get update` and
+# one `apt-get install`. Safe to run on every build (scripts/test.sh and scripts/demo.sh do).
+set -euo pipefail
+
+# ---------------------------------------------------------------------------------------------
+# KILN_PACKAGES: the one list of Debian packages Kiln depends on. Later issues append here.
+# ---------------------------------------------------------------------------------------------
+KILN_PACKAGES=(
+  # build
+  build-essential
+  cmake
+  ninja-build
+  ccache
+  git
+  python3
+  # libraries
+  libabsl-dev
+  nlohmann-json3-dev
+  # tests and benchmarks
+  libgtest-dev
+  libgmock-dev
+  libbenchmark-dev
+  llvm-19-tools  # lit, FileCheck, not, count, split-file
+)
+
+missing=()
+for pkg in "${KILN_PACKAGES[@]}"; do
+  status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+  if [[ "$status" != "install ok installed" ]]; then
+    missing+=("$pkg")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "bootstrap: all ${#KILN_PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=()
+if [[ "$(id -u)" -ne 0 ]]; then
+  SUDO=(sudo)
+fi
+
+echo "bootstrap: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y --no-install-recommends "${missing[@]}"
+echo "bootstrap: done"

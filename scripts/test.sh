@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds Kiln and runs every test suite: ctest (gtest unit tests) and lit (kiln-opt + FileCheck).
+# Both suites always run, even when the first fails; a summary of each is printed at the end and
+# the exit status is non-zero when the build or any suite failed.
+#
+# Environment:
+#   KILN_BUILD_DIR  build directory (default: build/ in the repository root)
+#   KILN_JOBS       parallel build and test jobs (default: 2)
+#   KILN_SANITIZE   forwarded as -DKILN_SANITIZE=... (e.g. address,undefined)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+BUILD="${KILN_BUILD_DIR:-build}"
+JOBS="${KILN_JOBS:-2}"
+LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
+# Debian's interpreter: a bare python3 on PATH may be another one (TOOLCHAIN.md).
+PYTHON=/usr/bin/python3
+[[ -x "$PYTHON" ]] || PYTHON=python3
+
+bash "$ROOT/scripts/bootstrap.sh"
+
+# KILN_SANITIZE is always passed (empty when unset) so a build dir never silently keeps the
+# sanitizers of an earlier run.
+configure_args=(-S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  "-DKILN_SANITIZE=${KILN_SANITIZE:-}")
+
+echo "== configure ($BUILD)"
+if ! cmake "${configure_args[@]}"; then
+  echo "== summary: configure FAILED" >&2
+  exit 1
+fi
+echo "== build (-j$JOBS)"
+if ! cmake --build "$BUILD" -j"$JOBS"; then
+  echo "== summary: build FAILED" >&2
+  exit 1
+fi
+
+mkdir -p "$BUILD/logs"
+ctest_log="$BUILD/logs/ctest.log"
+lit_log="$BUILD/logs/lit.log"
+
+echo "== ctest"
+set +e
+ctest --test-dir "$BUILD" --output-on-failure -j"$JOBS" 2>&1 | tee "$ctest_log"
+ctest_status=${PIPESTATUS[0]}
+echo "== lit"
+"$PYTHON" "$LIT" -sv "$BUILD/tests/lit" 2>&1 | tee "$lit_log"
+lit_status=${PIPESTATUS[0]}
+set -e
+
+# Counts for the summary. ctest: "N% tests passed, F tests failed out of T".
+ctest_total=0 ctest_failed=0
+if line="$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$ctest_log" | tail -1)"; then
+  ctest_failed="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")"
+  ctest_total="$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")"
+elif [[ $ctest_status -ne 0 ]]; then
+  ctest_failed=1
+fi
+ctest_passed=$((ctest_total - ctest_failed))
+
+# lit: "  Label: N (P%)" per result code, labels and counts padded.
+lit_count() {
+  grep -E "^  $1 *: *[0-9]+" "$lit_log" | sed -E 's/.*: ([0-9]+).*/\1/' | tail -1 || true
+}
+lit_passed=0 lit_failed=0 lit_skipped=0
+for label in 'Passed' 'Passed With Retry' 'Expectedly Failed'; do
+  n="$(lit_count "$label")"; lit_passed=$((lit_passed + ${n:-0}))
+done
+for label in 'Failed' 'Unresolved' 'Timed Out' 'Unexpectedly Passed'; do
+  n="$(lit_count "$label")"; lit_failed=$((lit_failed + ${n:-0}))
+done
+for label in 'Unsupported' 'Skipped' 'Excluded'; do
+  n="$(lit_count "$label")"; lit_skipped=$((lit_skipped + ${n:-0}))
+done
+if [[ $lit_status -ne 0 && $lit_failed -eq 0 ]]; then
+  lit_failed=1  # lit itself failed (e.g. a config error or no tests discovered)
+fi
+
+verdict() { if [[ $1 -eq 0 ]]; then echo ok; else echo "FAILED (exit $1)"; fi; }
+echo
+echo "== summary"
+echo "ctest: $ctest_passed passed, $ctest_failed failed -- $(verdict "$ctest_status")"
+echo "lit:   $lit_passed passed, $lit_failed failed, $lit_skipped skipped -- $(verdict "$lit_status")"
+echo "total: $((ctest_passed + lit_passed)) passed, $((ctest_failed + lit_failed)) failed"
+
+if [[ $ctest_status -ne 0 || $lit_status -ne 0 ]]; then
+  exit 1
+fi
