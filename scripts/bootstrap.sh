@@ -18,11 +18,17 @@ KILN_PACKAGES=(
   # libraries
   libabsl-dev
   nlohmann-json3-dev
+  libprotobuf-dev
+  protobuf-compiler
+  libonnx-dev        # ONNX protobuf API, checker, shape inference
   # tests and benchmarks
   libgtest-dev
   libgmock-dev
   libbenchmark-dev
   llvm-19-tools  # lit, FileCheck, not, count, split-file
+  libonnx-testdata  # the ONNX backend test data (conformance)
+  clang-14          # libFuzzer builds (scripts/fuzz.sh)
+  libclang-rt-14-dev
 )
 
 missing=()

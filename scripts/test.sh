@@ -50,6 +50,49 @@ echo "== lit"
 lit_status=${PIPESTATUS[0]}
 set -e
 
+# The IR core again under AddressSanitizer + UndefinedBehaviorSanitizer: deep
+# chains, iterative destruction and hostile parser input are where memory bugs
+# hide. Only the engine's core suites, to keep CI time bounded.
+asan_status=0
+if [[ -z "${KILN_SANITIZE:-}" && "${KILN_SKIP_ASAN:-0}" != 1 ]]; then
+  ASAN_BUILD="$BUILD-asan"
+  asan_targets=(kiln_ir_test kiln_printer_test kiln_parser_test kiln_roundtrip_test)
+  echo "== sanitizers (address,undefined) in $ASAN_BUILD: ${asan_targets[*]}"
+  if cmake -S . -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DKILN_SANITIZE=address,undefined >"$BUILD/logs/asan-configure.log" 2>&1 &&
+     cmake --build "$ASAN_BUILD" -j"$JOBS" --target "${asan_targets[@]}"; then
+    for target in "${asan_targets[@]}"; do
+      binary="$(find "$ASAN_BUILD/tests" -type f -name "$target" | head -1)"
+      if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$binary" \
+          --gtest_brief=1 >"$BUILD/logs/asan-$target.log" 2>&1; then
+        echo "   $target FAILED under sanitizers (see $BUILD/logs/asan-$target.log)"
+        tail -30 "$BUILD/logs/asan-$target.log"
+        asan_status=1
+      else
+        echo "   $target ok"
+      fi
+    done
+  else
+    echo "   sanitizer build FAILED"
+    asan_status=1
+  fi
+fi
+
+# The ONNX importer under libFuzzer for a bounded time (clang build).
+fuzz_status=0
+if [[ "${KILN_SKIP_FUZZ:-0}" != 1 ]]; then
+  echo "== fuzz (${KILN_FUZZ_SECONDS:-30}s per target)"
+  if ! KILN_FUZZ_SECONDS="${KILN_FUZZ_SECONDS:-30}" bash "$ROOT/scripts/fuzz.sh" \
+      >"$BUILD/logs/fuzz.log" 2>&1; then
+    echo "   fuzzing FAILED (see $BUILD/logs/fuzz.log)"
+    tail -40 "$BUILD/logs/fuzz.log"
+    fuzz_status=1
+  else
+    grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$BUILD/logs/fuzz.log" | tail -2 || true
+    echo "   fuzz ok"
+  fi
+fi
+
 # Counts for the summary. ctest: "N% tests passed, F tests failed out of T".
 ctest_total=0 ctest_failed=0
 if line="$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$ctest_log" | tail -1)"; then
@@ -83,8 +126,10 @@ echo
 echo "== summary"
 echo "ctest: $ctest_passed passed, $ctest_failed failed -- $(verdict "$ctest_status")"
 echo "lit:   $lit_passed passed, $lit_failed failed, $lit_skipped skipped -- $(verdict "$lit_status")"
+echo "asan:  $(verdict "$asan_status")"
+echo "fuzz:  $(verdict "$fuzz_status")"
 echo "total: $((ctest_passed + lit_passed)) passed, $((ctest_failed + lit_failed)) failed"
 
-if [[ $ctest_status -ne 0 || $lit_status -ne 0 ]]; then
+if [[ $ctest_status -ne 0 || $lit_status -ne 0 || $asan_status -ne 0 || $fuzz_status -ne 0 ]]; then
   exit 1
 fi

@@ -8,6 +8,7 @@ namespace kiln {
 Expr ExprMutator::VisitExpr(const Expr& expr) {
   if (!expr) return expr;
   if (auto it = memo_.find(expr.get()); it != memo_.end()) return it->second;
+  if (KeepSubtree(expr.get())) return expr;
   if (!IsIterativeKind(expr->kind())) {
     Expr result = VisitExpr_(expr);
     memo_.emplace(expr.get(), result);
@@ -29,7 +30,8 @@ Expr ExprMutator::VisitExpr(const Expr& expr) {
       top.expanded = true;
       children.clear();
       ForEachChild(top.node, [&](const Expr& child) {
-        if (child && IsIterativeKind(child->kind()) && !memo_.count(child.get())) {
+        if (child && IsIterativeKind(child->kind()) && !memo_.count(child.get()) &&
+            !KeepSubtree(child.get())) {
           children.push_back(child.get());
         }
       });

@@ -25,6 +25,10 @@ class ExprMutator : public ExprFunctor<Expr(const Expr&)> {
   // rewritten. The default dispatches to the Visit*_ methods.
   virtual Expr VisitExpr_(const Expr& expr) { return Dispatch(expr); }
 
+  // Subtrees for which this returns true are kept as they are, unvisited
+  // (e.g. type inference skips nodes that are already typed).
+  virtual bool KeepSubtree(const ExprNode* /*expr*/) const { return false; }
+
   Expr VisitVar_(const VarNode* op) override;
   Expr VisitGlobalVar_(const GlobalVarNode* op) override;
   Expr VisitConstant_(const ConstantNode* op) override;

@@ -1,0 +1,234 @@
+// Converters for ONNX operators whose result is known at import: Constant,
+// ConstantOfShape, Range on constant inputs, and Shape / Size of tensors with
+// static shapes. They produce Constants (with the node's span); Shape and Size
+// of symbolic shapes, and Range of run-time inputs, stay ops.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/frontend/onnx/shape_folding.h"
+#include "engine/frontend/onnx/transform_converters.h"
+#include "engine/op/type_relations.h"
+#include "engine/support/status_macros.h"
+
+namespace kiln::onnx_frontend {
+namespace {
+
+template <typename T>
+TensorData VectorData(DataType dtype, const std::vector<T>& values) {
+  std::string bytes(values.size() * sizeof(T), '\0');
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return MakeTensorData(dtype, {static_cast<int64_t>(values.size())}, std::move(bytes));
+}
+
+absl::Status CheckElementLimit(const ConvertContext& ctx, int64_t count, const char* what) {
+  if (count > ctx.options().max_tensor_elements) {
+    return ctx.Error(absl::StrCat(what, " would have ", count, " elements, more than the limit of ",
+                                  ctx.options().max_tensor_elements));
+  }
+  return absl::OkStatus();
+}
+
+// Constant: exactly one of value (a tensor), value_float(s), value_int(s).
+absl::StatusOr<std::vector<Expr>> ConvertConstant(ConvertContext& ctx) {
+  if (ctx.node().attribute_size() != 1) {
+    return ctx.Error(
+        absl::StrCat("expected exactly one value attribute, got ", ctx.node().attribute_size()));
+  }
+  const std::string& name = ctx.node().attribute(0).name();
+  TensorData data;
+  if (name == "value") {
+    KILN_ASSIGN_OR_RETURN(data, ctx.TensorAttr("value"));
+  } else if (name == "value_float") {
+    KILN_ASSIGN_OR_RETURN(float v, ctx.FloatAttr(name, std::nullopt));
+    data = MakeScalar(v);
+  } else if (name == "value_int") {
+    KILN_ASSIGN_OR_RETURN(int64_t v, ctx.IntAttr(name, std::nullopt));
+    data = MakeScalar(v);
+  } else if (name == "value_floats") {
+    KILN_ASSIGN_OR_RETURN(std::vector<float> v, ctx.FloatsAttr(name, std::nullopt));
+    KILN_RETURN_IF_ERROR(CheckElementLimit(ctx, static_cast<int64_t>(v.size()), name.c_str()));
+    data = VectorData(DataType::kFloat32, v);
+  } else if (name == "value_ints") {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> v, ctx.IntsAttr(name, std::nullopt));
+    KILN_RETURN_IF_ERROR(CheckElementLimit(ctx, static_cast<int64_t>(v.size()), name.c_str()));
+    data = VectorData(DataType::kInt64, v);
+  } else if (name == "value_string" || name == "value_strings") {
+    return ctx.Error(absl::StrCat("attribute '", name, "': string tensors are not supported"));
+  } else if (name == "sparse_value") {
+    return ctx.Error("attribute 'sparse_value': sparse tensors are not supported");
+  } else {
+    return ctx.Error(absl::StrCat("unknown attribute '", name, "'"));
+  }
+  return Outputs(ctx.Constant(std::move(data)));
+}
+
+// ConstantOfShape(shape) filled with `value` (default float32 0). The element
+// count is checked against the limit before anything is allocated.
+absl::StatusOr<std::vector<Expr>> ConvertConstantOfShape(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* shape_type, ctx.InputTensorType(0));
+  if (shape_type->shape.size() != 1) {
+    return ctx.Error(
+        absl::StrCat("input 0 (shape) must be 1-D, got shape ", ShapeToString(shape_type->shape)));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ctx.ConstantInts(0, "shape"));
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return ctx.Error(absl::StrCat("shape has negative extent ", d));
+    if (d != 0 && count > INT64_MAX / d) {
+      return ctx.Error(absl::StrCat("the element count of shape (", absl::StrJoin(shape, ", "),
+                                    ") overflows int64"));
+    }
+    count *= d;
+  }
+  KILN_RETURN_IF_ERROR(CheckElementLimit(
+      ctx, count,
+      absl::StrCat("the filled tensor of shape (", absl::StrJoin(shape, ", "), ")").c_str()));
+  TensorData value = MakeScalar(0.0f);
+  if (ctx.HasAttr("value")) {
+    KILN_ASSIGN_OR_RETURN(value, ctx.TensorAttr("value"));
+    if (value->NumElements() != 1) {
+      return ctx.Error(
+          absl::StrCat("attribute 'value' must hold one element, got ", value->NumElements()));
+    }
+  }
+  std::string bytes;
+  bytes.reserve(value->bytes.size() * count);
+  for (int64_t i = 0; i < count; ++i) bytes += value->bytes;
+  return Outputs(ctx.Constant(MakeTensorData(value->dtype, std::move(shape), std::move(bytes))));
+}
+
+// Shape (with opset 15's start/end, clamped to [0, rank]): a constant when the
+// selected dims are static, else shape_of (and a slice of it).
+absl::StatusOr<std::vector<Expr>> ConvertShape(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  int64_t rank = static_cast<int64_t>(type->shape.size());
+  KILN_ASSIGN_OR_RETURN(int64_t start, ctx.IntAttr("start", 0));
+  KILN_ASSIGN_OR_RETURN(int64_t end, ctx.IntAttr("end", rank));
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  std::vector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i) {
+    if (!type->shape[i].is_static()) break;
+    dims.push_back(type->shape[i].value);
+  }
+  if (static_cast<int64_t>(dims.size()) == end - start) {
+    return Outputs(ctx.Constant(VectorData(DataType::kInt64, dims)));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("shape_of", {x}));
+  if (start != 0 || end != rank) {
+    KILN_ASSIGN_OR_RETURN(
+        out, ctx.Call("strided_slice", {out},
+                      MakeAttrs({{"begin", IntArray({start})}, {"end", IntArray({end})}})));
+  }
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertSize(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  auto count = NumElements(type->shape);
+  if (!count.ok()) return ctx.Error(count.status().message());
+  if (*count >= 0) return Outputs(ctx.Constant(MakeScalar(*count)));
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("size", {x}));
+  return Outputs(out);
+}
+
+// Range on constants: output[i] = start + i * delta for
+// i < max(ceil((limit - start) / delta), 0).
+template <typename T>
+absl::StatusOr<TensorData> RangeData(const ConvertContext& ctx, DataType dtype, T start, T limit,
+                                     T delta) {
+  // The count in a wide type, so huge ranges are reported, not wrapped.
+  long double count = 0;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
+      return ctx.Error("Range needs finite bounds and a nonzero delta");
+    }
+    count = std::ceil((static_cast<long double>(limit) - start) / delta);
+  } else {
+    if (delta == 0) return ctx.Error("Range needs a nonzero delta");
+    __int128 span = static_cast<__int128>(limit) - start;
+    __int128 n = span / delta + ((span % delta != 0 && (span > 0) == (delta > 0)) ? 1 : 0);
+    count = static_cast<long double>(n);
+  }
+  if (count > static_cast<long double>(ctx.options().max_tensor_elements)) {
+    return ctx.Error(absl::StrCat("the range would have more than the limit of ",
+                                  ctx.options().max_tensor_elements, " elements"));
+  }
+  int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
+  std::vector<T> values(n);
+  for (int64_t i = 0; i < n; ++i) values[i] = static_cast<T>(start + i * delta);
+  return VectorData(dtype, values);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertRange(ConvertContext& ctx) {
+  TensorData start = ctx.ConstantInput(0), limit = ctx.ConstantInput(1),
+             delta = ctx.ConstantInput(2);
+  if (!start || !limit || !delta) {
+    KILN_ASSIGN_OR_RETURN(Expr s, ctx.Input(0));
+    KILN_ASSIGN_OR_RETURN(Expr l, ctx.Input(1));
+    KILN_ASSIGN_OR_RETURN(Expr d, ctx.Input(2));
+    KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("arange", {s, l, d}));
+    return Outputs(out);
+  }
+  DataType dtype = start->dtype;
+  for (const TensorData& t : {start, limit, delta}) {
+    if (t->dtype != dtype || t->NumElements() != 1) {
+      return ctx.Error("start, limit and delta must be scalars of one dtype");
+    }
+  }
+  TensorData data;
+  switch (dtype) {
+    case DataType::kInt16: {
+      KILN_ASSIGN_OR_RETURN(
+          data, RangeData<int16_t>(ctx, dtype, *start->data<int16_t>(), *limit->data<int16_t>(),
+                                   *delta->data<int16_t>()));
+      break;
+    }
+    case DataType::kInt32: {
+      KILN_ASSIGN_OR_RETURN(
+          data, RangeData<int32_t>(ctx, dtype, *start->data<int32_t>(), *limit->data<int32_t>(),
+                                   *delta->data<int32_t>()));
+      break;
+    }
+    case DataType::kInt64: {
+      KILN_ASSIGN_OR_RETURN(
+          data, RangeData<int64_t>(ctx, dtype, *start->data<int64_t>(), *limit->data<int64_t>(),
+                                   *delta->data<int64_t>()));
+      break;
+    }
+    case DataType::kFloat32: {
+      KILN_ASSIGN_OR_RETURN(data, RangeData<float>(ctx, dtype, *start->data<float>(),
+                                                   *limit->data<float>(), *delta->data<float>()));
+      break;
+    }
+    case DataType::kFloat64: {
+      KILN_ASSIGN_OR_RETURN(
+          data, RangeData<double>(ctx, dtype, *start->data<double>(), *limit->data<double>(),
+                                  *delta->data<double>()));
+      break;
+    }
+    default:
+      return ctx.Error(absl::StrCat("Range does not accept dtype ", DataTypeName(dtype)));
+  }
+  return Outputs(ctx.Constant(std::move(data)));
+}
+
+}  // namespace
+
+void RegisterConstantConverters(ConverterTable& table) {
+  table.Add("Constant", ConvertConstant);
+  table.Add("ConstantOfShape", ConvertConstantOfShape);
+  table.Add("Shape", ConvertShape);
+  table.Add("Size", ConvertSize);
+  table.Add("Range", ConvertRange);
+}
+
+}  // namespace kiln::onnx_frontend

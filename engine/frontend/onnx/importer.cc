@@ -1,0 +1,353 @@
+// The ONNX importer: validation of the graph as a whole (size limits, opset,
+// unsupported ops listed together, undefined inputs, cycles), then node-by-
+// node conversion in dependency order with span filling.
+#include "engine/frontend/onnx/importer.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <deque>
+#include <map>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/frontend/onnx/converter_table.h"
+#include "engine/support/status_macros.h"
+
+namespace kiln {
+namespace {
+
+using onnx_frontend::ConvertContext;
+using onnx_frontend::ConverterTable;
+
+bool IsDefaultDomain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+// `<op_type>_<k>` for unnamed nodes: unique and stable for a given model.
+std::string NodeSourceName(const onnx::NodeProto& node, int index) {
+  return node.name().empty() ? absl::StrCat(node.op_type(), "_", index) : node.name();
+}
+
+absl::StatusOr<Type> InputType(const onnx::ValueInfoProto& input,
+                               const OnnxImportOptions& options) {
+  const std::string& name = input.name();
+  if (!input.type().has_tensor_type()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph input '", name, "' is not a tensor (sequence, map and optional "
+                                            "inputs are not supported)"));
+  }
+  const onnx::TypeProto::Tensor& tensor = input.type().tensor_type();
+  auto dtype = onnx_frontend::DataTypeFromOnnx(tensor.elem_type());
+  if (!dtype.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph input '", name, "': ", dtype.status().message()));
+  }
+  std::vector<Dim> dims;
+  auto override_it = options.input_shapes.find(name);
+  if (override_it != options.input_shapes.end()) {
+    for (int64_t d : override_it->second) {
+      if (d < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input shape override for '", name, "' has negative dim ", d));
+      }
+      dims.push_back(Dim::Static(d));
+    }
+    if (tensor.has_shape() && tensor.shape().dim_size() != static_cast<int>(dims.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input shape override for '", name, "' has rank ", dims.size(), ", the model says ",
+          tensor.shape().dim_size()));
+    }
+  } else {
+    if (!tensor.has_shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "graph input '", name, "' has no shape; give one with an input shape override"));
+    }
+    for (const auto& dim : tensor.shape().dim()) {
+      if (dim.has_dim_value()) {
+        if (dim.dim_value() < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("graph input '", name, "' has negative dim ", dim.dim_value()));
+        }
+        dims.push_back(Dim::Static(dim.dim_value()));
+      } else {
+        dims.push_back(Dim::Symbolic(dim.has_dim_param() ? dim.dim_param() : ""));
+      }
+    }
+  }
+  return Type(MakeTensorType(std::move(dims), *dtype));
+}
+
+class GraphImporter {
+ public:
+  // Takes `graph` mutable: initializer bytes are moved out, not copied.
+  GraphImporter(onnx::GraphProto& graph, int64_t opset, const OnnxImportOptions& options)
+      : graph_(graph), opset_(opset), options_(options) {}
+
+  absl::StatusOr<Function> Import() {
+    if (graph_.node_size() > options_.max_graph_nodes) {
+      return absl::InvalidArgumentError(absl::StrCat("graph has ", graph_.node_size(),
+                                                     " nodes, more than the limit of ",
+                                                     options_.max_graph_nodes));
+    }
+    KILN_RETURN_IF_ERROR(CheckSupported());
+    KILN_RETURN_IF_ERROR(ImportInitializersAndInputs());
+    KILN_ASSIGN_OR_RETURN(std::vector<int> order, DependencyOrder());
+    for (int index : order) KILN_RETURN_IF_ERROR(ConvertNode(index));
+    return BuildFunction();
+  }
+
+ private:
+  Span SpanFor(const std::string& name) const {
+    return options_.span_filling ? MakeSpan(name) : Span();
+  }
+
+  absl::Status CheckSupported() const {
+    const ConverterTable& table = ConverterTable::Builtin();
+    std::map<std::string, int> unsupported;
+    for (const onnx::NodeProto& node : graph_.node()) {
+      if (!IsDefaultDomain(node.domain())) {
+        ++unsupported[absl::StrCat(node.domain(), ".", node.op_type())];
+      } else if (table.Find(node.op_type()) == nullptr) {
+        ++unsupported[node.op_type()];
+      }
+    }
+    if (unsupported.empty()) return absl::OkStatus();
+    std::vector<std::string> parts;
+    for (const auto& [op, count] : unsupported) parts.push_back(absl::StrCat(op, " (x", count, ")"));
+    return absl::UnimplementedError(absl::StrCat(unsupported.size(),
+                                                 " unsupported ONNX operator type(s): ",
+                                                 absl::StrJoin(parts, ", ")));
+  }
+
+  absl::Status ImportInitializersAndInputs() {
+    for (onnx::TensorProto& init : *graph_.mutable_initializer()) {
+      if (values_.count(init.name())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("initializer '", init.name(), "' is defined twice"));
+      }
+      KILN_ASSIGN_OR_RETURN(TensorData data,
+                            onnx_frontend::TakeTensorFromProto(&init, options_.max_tensor_elements));
+      std::vector<Dim> dims;
+      for (int64_t d : data->shape) dims.push_back(Dim::Static(d));
+      Type type = MakeTensorType(std::move(dims), data->dtype);
+      if (options_.initializers_as_params) {
+        Var param = MakeRef<VarNode>(init.name(), type, ExprFields{SpanFor(init.name()), type, nullptr});
+        weight_params_.push_back(param);
+        values_[init.name()] = param;
+      } else {
+        values_[init.name()] =
+            MakeRef<ConstantNode>(std::move(data), ExprFields{SpanFor(init.name()), type, nullptr});
+      }
+    }
+    for (const onnx::ValueInfoProto& input : graph_.input()) {
+      if (values_.count(input.name())) continue;  // an initializer listed as input
+      KILN_ASSIGN_OR_RETURN(Type type, InputType(input, options_));
+      Var param = MakeRef<VarNode>(input.name(), type,
+                                   ExprFields{SpanFor(input.name()), type, nullptr});
+      input_params_.push_back(param);
+      values_[input.name()] = param;
+    }
+    for (const auto& [name, shape] : options_.input_shapes) {
+      bool found = false;
+      for (const Var& param : input_params_) found |= param->name_hint == name;
+      if (!found) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input shape override names '", name, "', which is not a graph input"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  std::string Describe(int index) const {
+    const onnx::NodeProto& node = graph_.node(index);
+    return absl::StrCat("ONNX node '", NodeSourceName(node, index), "' (#", index, ", ",
+                        node.op_type(), ")");
+  }
+
+  // Kahn's algorithm: an order in which every node follows its producers, or
+  // an error for an undefined input or a cycle.
+  absl::StatusOr<std::vector<int>> DependencyOrder() const {
+    const int n = graph_.node_size();
+    std::unordered_map<std::string, int> producer;
+    for (int i = 0; i < n; ++i) {
+      for (const std::string& out : graph_.node(i).output()) {
+        if (out.empty()) continue;
+        if (values_.count(out)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              Describe(i), ": output '", out, "' is also a graph input or initializer"));
+        }
+        auto [it, inserted] = producer.emplace(out, i);
+        if (!inserted) {
+          return absl::InvalidArgumentError(absl::StrCat(Describe(i), ": output '", out,
+                                                         "' is already produced by ",
+                                                         Describe(it->second)));
+        }
+      }
+    }
+    std::vector<int> pending(n, 0);
+    std::vector<std::vector<int>> consumers(n);
+    for (int i = 0; i < n; ++i) {
+      for (const std::string& in : graph_.node(i).input()) {
+        if (in.empty() || values_.count(in)) continue;
+        auto it = producer.find(in);
+        if (it == producer.end()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              Describe(i), ": input '", in,
+              "' is not produced by any node and is not a graph input or initializer"));
+        }
+        ++pending[i];
+        consumers[it->second].push_back(i);
+      }
+    }
+    std::deque<int> ready;
+    for (int i = 0; i < n; ++i) {
+      if (pending[i] == 0) ready.push_back(i);
+    }
+    std::vector<int> order;
+    order.reserve(n);
+    while (!ready.empty()) {
+      int i = ready.front();
+      ready.pop_front();
+      order.push_back(i);
+      for (int c : consumers[i]) {
+        if (--pending[c] == 0) ready.push_back(c);
+      }
+    }
+    if (static_cast<int>(order.size()) != n) {
+      // Walk from a stuck node to the producer of one of its unresolved
+      // inputs until a node repeats: the repeated stretch is a cycle.
+      int start = 0;
+      while (pending[start] == 0) ++start;
+      std::vector<int> walk;
+      std::vector<int> position(n, -1);
+      int current = start;
+      while (position[current] < 0) {
+        position[current] = static_cast<int>(walk.size());
+        walk.push_back(current);
+        for (const std::string& in : graph_.node(current).input()) {
+          auto it = producer.find(in);
+          if (it != producer.end() && pending[it->second] > 0) {
+            current = it->second;
+            break;
+          }
+        }
+      }
+      std::vector<std::string> cycle;
+      for (size_t k = position[current]; k < walk.size(); ++k) cycle.push_back(Describe(walk[k]));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the graph has a cycle through ", absl::StrJoin(cycle, ", ")));
+    }
+    return order;
+  }
+
+  absl::Status ConvertNode(int index) {
+    const onnx::NodeProto& node = graph_.node(index);
+    std::vector<Expr> inputs;
+    inputs.reserve(node.input_size());
+    for (const std::string& name : node.input()) {
+      inputs.push_back(name.empty() ? Expr() : values_.at(name));
+    }
+    std::string source = NodeSourceName(node, index);
+    ConvertContext ctx(node, index, opset_, SpanFor(source), std::move(inputs), options_);
+    onnx_frontend::Converter converter = ConverterTable::Builtin().Find(node.op_type());
+    KILN_ASSIGN_OR_RETURN(std::vector<Expr> outputs, converter(ctx));
+    for (int k = 0; k < node.output_size(); ++k) {
+      if (node.output(k).empty()) continue;
+      if (k >= static_cast<int>(outputs.size()) || !outputs[k]) {
+        return ctx.Error(absl::StrCat("output ", k, " ('", node.output(k),
+                                      "') is not supported by the converter"));
+      }
+      values_[node.output(k)] = outputs[k];
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Function> BuildFunction() {
+    std::vector<Expr> outputs;
+    std::vector<Type> output_types;
+    std::vector<Span> output_spans;
+    for (const onnx::ValueInfoProto& output : graph_.output()) {
+      auto it = values_.find(output.name());
+      if (it == values_.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("graph output '", output.name(), "' is not produced by any node"));
+      }
+      outputs.push_back(it->second);
+      output_types.push_back(it->second->checked_type);
+      output_spans.push_back(it->second->span);
+    }
+    if (outputs.empty()) return absl::InvalidArgumentError("the graph has no outputs");
+    Expr body;
+    if (outputs.size() == 1) {
+      body = outputs[0];
+    } else {
+      // The output tuple merges the layers that produce the outputs.
+      Span span = options_.span_filling ? MakeSequentialSpan(output_spans) : Span();
+      body = MakeRef<TupleNode>(std::move(outputs),
+                                ExprFields{span, MakeTupleType(output_types), nullptr});
+    }
+    std::vector<Var> params = input_params_;
+    params.insert(params.end(), weight_params_.begin(), weight_params_.end());
+    std::vector<Type> param_types;
+    for (const Var& p : params) param_types.push_back(p->type_annotation);
+    Type ret = body->checked_type;
+    Type func_type = MakeFuncType(std::move(param_types), ret);
+    return MakeRef<FunctionNode>(std::move(params), std::move(body), ret, nullptr,
+                                 ExprFields{nullptr, func_type, nullptr});
+  }
+
+  onnx::GraphProto& graph_;
+  int64_t opset_;
+  const OnnxImportOptions& options_;
+  std::unordered_map<std::string, Expr> values_;
+  std::vector<Var> input_params_;
+  std::vector<Var> weight_params_;
+};
+
+}  // namespace
+
+absl::StatusOr<IRModule> ImportOnnxModel(std::string_view model_bytes,
+                                         const OnnxImportOptions& options) {
+  if (model_bytes.empty()) {
+    return absl::InvalidArgumentError("empty input: expected the bytes of an ONNX ModelProto");
+  }
+  if (model_bytes.size() > options.max_model_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat("model is ", model_bytes.size(),
+                                                   " bytes, more than the limit of ",
+                                                   options.max_model_bytes));
+  }
+  if (model_bytes.size() > static_cast<size_t>(INT32_MAX)) {
+    return absl::InvalidArgumentError("models over 2 GiB need external data, not supported");
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(model_bytes.data(), static_cast<int>(model_bytes.size()))) {
+    return absl::InvalidArgumentError(
+        "not an ONNX model: the bytes do not parse as a ModelProto (truncated or another "
+        "format)");
+  }
+  if (!model.has_graph() || model.ir_version() <= 0) {
+    return absl::InvalidArgumentError(
+        "not an ONNX model: no graph or no ir_version in the ModelProto");
+  }
+  int64_t opset = -1;
+  for (const onnx::OperatorSetIdProto& import : model.opset_import()) {
+    if (IsDefaultDomain(import.domain())) opset = import.version();
+  }
+  if (opset < 0) {
+    return absl::InvalidArgumentError("the model imports no version of the default ONNX opset");
+  }
+  GraphImporter importer(*model.mutable_graph(), opset, options);
+  KILN_ASSIGN_OR_RETURN(Function main, importer.Import());
+  std::vector<AttrsNode::Field> attrs;
+  if (!model.graph().name().empty()) attrs.emplace_back("name", model.graph().name());
+  attrs.emplace_back("opset", opset);
+  if (!model.producer_name().empty()) attrs.emplace_back("producer", model.producer_name());
+  return MakeModule({{MakeGlobalVar("main"), main}}, MakeAttrs(std::move(attrs)));
+}
+
+std::vector<std::string> SupportedOnnxOps() {
+  return onnx_frontend::ConverterTable::Builtin().OpTypes();
+}
+
+}  // namespace kiln

@@ -1,0 +1,39 @@
+// ONNX importer: ModelProto bytes -> a typed graph-IR module whose main
+// function computes the model's outputs from its inputs. Every expression
+// created for ONNX node k carries the node's source name as its span
+// (node.name, or `<op_type>_<k>` when the node is unnamed); graph inputs and
+// initializers carry their own names.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/ir/module.h"
+
+namespace kiln {
+
+struct OnnxImportOptions {
+  // Attach source spans (default on). Off skips all span work.
+  bool span_filling = true;
+  // Initializers become parameters of main (after the graph inputs) instead
+  // of Constants.
+  bool initializers_as_params = false;
+  // Static shapes for graph inputs, replacing symbolic or fixed dims.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Limits, checked before anything is allocated.
+  uint64_t max_model_bytes = uint64_t{4} << 30;
+  int64_t max_tensor_elements = int64_t{1} << 31;
+  int max_graph_nodes = 1'000'000;
+};
+
+absl::StatusOr<IRModule> ImportOnnxModel(std::string_view model_bytes,
+                                         const OnnxImportOptions& options = {});
+
+// The ONNX op types the importer converts, sorted.
+std::vector<std::string> SupportedOnnxOps();
+
+}  // namespace kiln

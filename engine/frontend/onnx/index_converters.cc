@@ -1,0 +1,238 @@
+// Converters for ONNX's indexing, scattering, sorting and data-dependent
+// operators: Gather, GatherElements, GatherND, ScatterElements (and its old
+// name Scatter), ScatterND, OneHot, TopK, CumSum, Trilu, EyeLike,
+// ReverseSequence, NonZero, Unique and Compress.
+#include "absl/strings/str_cat.h"
+#include "engine/frontend/onnx/shape_folding.h"
+#include "engine/frontend/onnx/transform_converters.h"
+#include "engine/support/status_macros.h"
+
+namespace kiln::onnx_frontend {
+namespace {
+
+absl::StatusOr<std::vector<Expr>> ConvertGather(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr data, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(Expr indices, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 0));
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("take", {data, indices}, MakeAttrs({{"axis", axis}})));
+  // Shape(x)[i] of a static dim i folds even when x has symbolic dims.
+  KILN_ASSIGN_OR_RETURN(out, FoldShapeArithmetic(ctx, out));
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertGatherElements(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr data, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(Expr indices, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 0));
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("gather_elements", {data, indices}, MakeAttrs({{"axis", axis}})));
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertGatherND(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr data, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(Expr indices, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(int64_t batch_dims, ctx.IntAttr("batch_dims", 0));
+  KILN_ASSIGN_OR_RETURN(
+      Expr out, ctx.Call("gather_nd", {data, indices}, MakeAttrs({{"batch_dims", batch_dims}})));
+  return Outputs(out);
+}
+
+// Opset 16 added reductions to the scatters; only plain replacement is here.
+absl::Status CheckNoReduction(const ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::string reduction, ctx.StringAttr("reduction", "none"));
+  if (reduction != "none") {
+    return ctx.Error(absl::StrCat("reduction '", reduction, "' is not supported (only 'none')"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertScatterElements(ConvertContext& ctx) {
+  KILN_RETURN_IF_ERROR(CheckNoReduction(ctx));
+  KILN_ASSIGN_OR_RETURN(Expr data, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(Expr indices, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(Expr updates, ctx.Input(2));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 0));
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("scatter_elements", {data, indices, updates},
+                                           MakeAttrs({{"axis", axis}})));
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertScatterND(ConvertContext& ctx) {
+  KILN_RETURN_IF_ERROR(CheckNoReduction(ctx));
+  KILN_ASSIGN_OR_RETURN(Expr data, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(Expr indices, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(Expr updates, ctx.Input(2));
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("scatter_nd", {data, indices, updates}));
+  return Outputs(out);
+}
+
+// OneHot(indices, depth, values = [off, on]). Float indices are truncated to
+// int64 as the spec says; on and off become scalar arguments.
+absl::StatusOr<std::vector<Expr>> ConvertOneHot(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr indices, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* indices_type, ctx.InputTensorType(0));
+  KILN_ASSIGN_OR_RETURN(int64_t depth, ConstantScalarInt(ctx, 1, "depth"));
+  KILN_ASSIGN_OR_RETURN(Expr values, ctx.Input(2));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* values_type, ctx.InputTensorType(2));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", -1));
+  if (values_type->shape.size() != 1 || values_type->shape[0] != Dim::Static(2)) {
+    return ctx.Error("input 2 (values) must be a 1-D tensor of two elements [off, on]");
+  }
+  if (IsFloat(indices_type->dtype)) {
+    KILN_ASSIGN_OR_RETURN(indices,
+                          ctx.Call("cast", {indices}, MakeAttrs({{"dtype", DataType::kInt64}})));
+  }
+  std::vector<Expr> off_on;
+  for (int64_t i = 0; i < 2; ++i) {
+    if (TensorData data = ctx.ConstantInput(2)) {
+      int width = DataTypeBytes(data->dtype);
+      off_on.push_back(
+          ctx.Constant(MakeTensorData(data->dtype, {}, data->bytes.substr(i * width, width))));
+    } else {
+      KILN_ASSIGN_OR_RETURN(Expr item, ctx.Call("take", {values, ctx.Constant(MakeScalar(i))}));
+      off_on.push_back(item);
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("one_hot", {indices, off_on[1], off_on[0]},
+                                           MakeAttrs({{"depth", depth}, {"axis", axis}})));
+  return Outputs(out);
+}
+
+// TopK's k is an attribute in opset 1 and a one-element input from opset 10.
+absl::StatusOr<std::vector<Expr>> ConvertTopK(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  int64_t k = 0;
+  if (ctx.opset() < 10) {
+    KILN_ASSIGN_OR_RETURN(k, ctx.IntAttr("k", std::nullopt));
+  } else {
+    KILN_ASSIGN_OR_RETURN(k, ConstantScalarInt(ctx, 1, "K"));
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", -1));
+  KILN_ASSIGN_OR_RETURN(int64_t largest, ctx.IntAttr("largest", 1));
+  KILN_ASSIGN_OR_RETURN(int64_t sorted, ctx.IntAttr("sorted", 1));
+  KILN_ASSIGN_OR_RETURN(
+      Expr tuple,
+      ctx.Call(
+          "topk", {x},
+          MakeAttrs(
+              {{"k", k}, {"axis", axis}, {"largest", largest != 0}, {"sorted", sorted != 0}})));
+  KILN_ASSIGN_OR_RETURN(Expr values, ctx.TupleGetItem(tuple, 0));
+  KILN_ASSIGN_OR_RETURN(Expr indices, ctx.TupleGetItem(tuple, 1));
+  return std::vector<Expr>{values, indices};
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertCumSum(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ConstantScalarInt(ctx, 1, "axis"));
+  KILN_ASSIGN_OR_RETURN(int64_t exclusive, ctx.IntAttr("exclusive", 0));
+  KILN_ASSIGN_OR_RETURN(int64_t reverse, ctx.IntAttr("reverse", 0));
+  KILN_ASSIGN_OR_RETURN(
+      Expr out,
+      ctx.Call(
+          "cumsum", {x},
+          MakeAttrs({{"axis", axis}, {"exclusive", exclusive != 0}, {"reverse", reverse != 0}})));
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertTrilu(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  int64_t k = 0;
+  if (ctx.HasInput(1)) {
+    KILN_ASSIGN_OR_RETURN(k, ConstantScalarInt(ctx, 1, "k"));
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t upper, ctx.IntAttr("upper", 1));
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("trilu", {x}, MakeAttrs({{"upper", upper != 0}, {"k", k}})));
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertEyeLike(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  DataType dtype = type->dtype;
+  if (ctx.HasAttr("dtype")) {
+    KILN_ASSIGN_OR_RETURN(int64_t onnx_dtype, ctx.IntAttr("dtype", std::nullopt));
+    auto parsed = DataTypeFromOnnx(static_cast<int32_t>(onnx_dtype));
+    if (!parsed.ok())
+      return ctx.Error(absl::StrCat("attribute 'dtype': ", parsed.status().message()));
+    dtype = *parsed;
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t k, ctx.IntAttr("k", 0));
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("eye_like", {x}, MakeAttrs({{"k", k}, {"dtype", dtype}})));
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertReverseSequence(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(Expr lengths, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(int64_t batch_axis, ctx.IntAttr("batch_axis", 1));
+  KILN_ASSIGN_OR_RETURN(int64_t time_axis, ctx.IntAttr("time_axis", 0));
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("reverse_sequence", {x, lengths},
+                                 MakeAttrs({{"seq_axis", time_axis}, {"batch_axis", batch_axis}})));
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertNonZero(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nonzero", {x}));
+  return Outputs(out);
+}
+
+// Without an axis, Unique and Compress work on the flattened input.
+absl::StatusOr<std::vector<Expr>> ConvertUnique(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(int64_t sorted, ctx.IntAttr("sorted", 1));
+  int64_t axis = 0;
+  if (ctx.HasAttr("axis")) {
+    KILN_ASSIGN_OR_RETURN(axis, ctx.IntAttr("axis", std::nullopt));
+  } else {
+    KILN_ASSIGN_OR_RETURN(x, Flattened(ctx, x));
+  }
+  KILN_ASSIGN_OR_RETURN(
+      Expr tuple, ctx.Call("unique", {x}, MakeAttrs({{"sorted", sorted != 0}, {"axis", axis}})));
+  std::vector<Expr> outputs;
+  for (int i = 0; i < 4; ++i) {
+    KILN_ASSIGN_OR_RETURN(Expr item, ctx.TupleGetItem(tuple, i));
+    outputs.push_back(item);
+  }
+  return outputs;
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertCompress(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(Expr condition, ctx.Input(1));
+  int64_t axis = 0;
+  if (ctx.HasAttr("axis")) {
+    KILN_ASSIGN_OR_RETURN(axis, ctx.IntAttr("axis", std::nullopt));
+  } else {
+    KILN_ASSIGN_OR_RETURN(x, Flattened(ctx, x));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("compress", {x, condition}, MakeAttrs({{"axis", axis}})));
+  return Outputs(out);
+}
+
+}  // namespace
+
+void RegisterIndexConverters(ConverterTable& table) {
+  table.Add("Gather", ConvertGather);
+  table.Add("GatherElements", ConvertGatherElements);
+  table.Add("GatherND", ConvertGatherND);
+  table.Add("ScatterElements", ConvertScatterElements);
+  table.Add("Scatter", ConvertScatterElements);  // the opset 9 name, same semantics
+  table.Add("ScatterND", ConvertScatterND);
+  table.Add("OneHot", ConvertOneHot);
+  table.Add("TopK", ConvertTopK);
+  table.Add("CumSum", ConvertCumSum);
+  table.Add("Trilu", ConvertTrilu);
+  table.Add("EyeLike", ConvertEyeLike);
+  table.Add("ReverseSequence", ConvertReverseSequence);
+  table.Add("NonZero", ConvertNonZero);
+  table.Add("Unique", ConvertUnique);
+  table.Add("Compress", ConvertCompress);
+}
+
+}  // namespace kiln::onnx_frontend

@@ -1,0 +1,23 @@
+// Shared by the converters of the nn family, which RegisterNnConverters
+// (nn_converters.cc) registers together with the window-op converters of
+// nn_window_converters.cc: rejecting outputs a converter does not produce.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/frontend/onnx/converter_table.h"
+#include "engine/frontend/onnx/scalar_tensors.h"
+
+namespace kiln::onnx_frontend {
+
+// An error when the node asks for output `index` or later (non-empty output
+// names): `names` are the ONNX names of those outputs, `why` says why not.
+absl::Status RejectOutputsFrom(const ConvertContext& ctx, int index,
+                               const std::vector<std::string>& names, const std::string& why);
+
+// Conv, ConvTranspose, pooling, Pad, Resize, Upsample, DepthToSpace, SpaceToDepth.
+void RegisterWindowConverters(ConverterTable& table);  // nn_window_converters.cc
+
+}  // namespace kiln::onnx_frontend

@@ -1,0 +1,22 @@
+// Small constant tensors for converters: scalars of any dtype, reading a
+// one-element constant, and the same data under another shape.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "engine/ir/tensor_data.h"
+
+namespace kiln::onnx_frontend {
+
+// A rank-0 tensor of `dtype` holding `value` (rounded to nearest for float16
+// and bfloat16, saturating for integers, nonzero -> true for bool).
+TensorData ScalarTensor(DataType dtype, double value);
+
+// The value of a one-element tensor as a double, or nullopt for any other count.
+std::optional<double> ScalarValue(const TensorData& data);
+
+// The same elements under another shape (the element count must match).
+TensorData ReshapeTensorData(const TensorData& data, std::vector<int64_t> shape);
+
+}  // namespace kiln::onnx_frontend

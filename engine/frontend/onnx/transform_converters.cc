@@ -1,0 +1,426 @@
+// Converters for ONNX's layout and shape operators: Reshape, Flatten,
+// Transpose, Concat, Split, Slice, Squeeze, Unsqueeze, Expand and Tile.
+// Inputs that ONNX moved from attributes to tensors (Reshape's shape, Slice's
+// bounds, Split's sizes, Squeeze/Unsqueeze axes) must be known at import:
+// constants, or shape arithmetic that shape_folding.h can evaluate. When all
+// of a node's inputs are small integer constants its result folds to a
+// constant.
+#include "engine/frontend/onnx/transform_converters.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/frontend/onnx/shape_folding.h"
+#include "engine/op/type_relations.h"
+#include "engine/support/status_macros.h"
+
+namespace kiln::onnx_frontend {
+
+absl::StatusOr<std::optional<std::vector<int64_t>>> IntsFromInputOrAttr(const ConvertContext& ctx,
+                                                                        size_t input,
+                                                                        const std::string& attr,
+                                                                        const char* what) {
+  if (ctx.HasInput(input)) return ctx.ConstantInts(input, what);
+  if (ctx.HasAttr(attr)) return ctx.IntsAttr(attr, std::nullopt);
+  return std::nullopt;
+}
+
+absl::StatusOr<int64_t> ConstantScalarInt(const ConvertContext& ctx, size_t input,
+                                          const char* what) {
+  TensorData data = ctx.ConstantInput(input);
+  if (!data) {
+    return ctx.Error(absl::StrCat("input ", input, " (", what, ") must be a constant"));
+  }
+  if (data->NumElements() != 1) {
+    return ctx.Error(absl::StrCat("input ", input, " (", what, ") must hold one value, got ",
+                                  data->NumElements()));
+  }
+  switch (data->dtype) {
+    case DataType::kInt8:
+      return *data->data<int8_t>();
+    case DataType::kInt16:
+      return *data->data<int16_t>();
+    case DataType::kInt32:
+      return *data->data<int32_t>();
+    case DataType::kInt64:
+      return *data->data<int64_t>();
+    case DataType::kUInt8:
+      return *data->data<uint8_t>();
+    case DataType::kUInt16:
+      return *data->data<uint16_t>();
+    case DataType::kUInt32:
+      return *data->data<uint32_t>();
+    case DataType::kUInt64:
+      return static_cast<int64_t>(*data->data<uint64_t>());
+    case DataType::kFloat32:
+      return static_cast<int64_t>(*data->data<float>());
+    case DataType::kFloat64:
+      return static_cast<int64_t>(*data->data<double>());
+    default:
+      break;
+  }
+  return ctx.Error(absl::StrCat("input ", input, " (", what, ") has unsupported dtype ",
+                                DataTypeName(data->dtype)));
+}
+
+absl::StatusOr<Expr> Flattened(ConvertContext& ctx, const Expr& x) {
+  return ctx.Call("reshape", {x}, MakeAttrs({{"newshape", IntArray({-1})}}));
+}
+
+namespace {
+
+std::string ElementToString(const ShapeElement& e) {
+  if (e.known) return absl::StrCat(e.value);
+  return e.symbol.empty() ? "?" : e.symbol;
+}
+
+// ONNX Reshape's target -> reshape's newshape. A 0 copies the input's extent
+// at that position (unless allowzero); a -1 is inferred. Entries known only
+// at run time (symbolic dims) are allowed while at most one extent stays
+// open: it becomes the op's one -1. A -1 is computed here when every symbolic
+// input dim reappears in the target (copied by a 0, or named by shape
+// arithmetic on Shape), since the symbolic factors then cancel.
+absl::StatusOr<std::vector<int64_t>> ResolveReshapeTarget(const ConvertContext& ctx,
+                                                          const TensorTypeNode* in,
+                                                          const std::vector<ShapeElement>& target,
+                                                          bool allowzero) {
+  const int64_t rank = static_cast<int64_t>(in->shape.size());
+  std::vector<int64_t> out;
+  std::vector<size_t> open;  // entries left as -1
+  std::vector<bool> carried(rank, false);
+  int infer = -1;
+  bool unknown = false;
+  for (size_t i = 0; i < target.size(); ++i) {
+    const ShapeElement& e = target[i];
+    if (e.known && e.value == 0 && !allowzero) {
+      if (static_cast<int64_t>(i) >= rank) {
+        return ctx.Error(absl::StrCat("shape[", i, "] is 0 (copy the input extent) but the input ",
+                                      "has rank ", rank));
+      }
+      if (in->shape[i].is_static()) {
+        out.push_back(in->shape[i].value);
+        continue;
+      }
+      carried[i] = true;
+    } else if (e.known && e.value == -1) {
+      if (infer >= 0) return ctx.Error("shape has more than one -1");
+      infer = static_cast<int>(i);
+    } else if (e.known && e.value < -1) {
+      return ctx.Error(absl::StrCat("shape[", i, "] = ", e.value, " is not a valid extent"));
+    } else if (e.known) {
+      out.push_back(e.value);
+      continue;
+    } else {
+      int match = -1;
+      for (int64_t p = 0; p < rank && !e.symbol.empty(); ++p) {
+        if (!in->shape[p].is_static() && in->shape[p].symbol == e.symbol) {
+          match = match == -1 ? static_cast<int>(p) : -2;
+        }
+      }
+      if (match >= 0) {
+        carried[match] = true;
+      } else {
+        unknown = true;
+      }
+    }
+    open.push_back(out.size());
+    out.push_back(-1);
+  }
+  if (infer >= 0 && !unknown) {
+    bool all_carried = true;
+    std::vector<Dim> static_in;
+    for (int64_t p = 0; p < rank; ++p) {
+      if (in->shape[p].is_static()) {
+        static_in.push_back(in->shape[p]);
+      } else {
+        all_carried &= carried[p];
+      }
+    }
+    if (all_carried) {
+      std::vector<Dim> known_out;
+      for (int64_t v : out) {
+        if (v >= 0) known_out.push_back(Dim::Static(v));
+      }
+      auto in_count = NumElements(static_in);
+      auto known = NumElements(known_out);
+      if (!in_count.ok()) return ctx.Error(in_count.status().message());
+      if (!known.ok()) return ctx.Error(known.status().message());
+      if (*known == 0 || *in_count % *known != 0) {
+        return ctx.Error(absl::StrCat("cannot reshape ", ShapeToString(in->shape), " to ",
+                                      absl::StrJoin(target, ", ",
+                                                    [](std::string* s, const ShapeElement& e) {
+                                                      s->append(ElementToString(e));
+                                                    }),
+                                      ": the -1 extent does not divide the element count"));
+      }
+      out[infer] = *in_count / *known;
+      open.erase(std::find(open.begin(), open.end(), static_cast<size_t>(infer)));
+    }
+  }
+  if (open.size() > 1) {
+    return ctx.Error(absl::StrCat(
+        "the target shape (",
+        absl::StrJoin(target, ", ",
+                      [](std::string* s, const ShapeElement& e) { s->append(ElementToString(e)); }),
+        ") of input ", ShapeToString(in->shape), " has ", open.size(),
+        " extents known only at run time; reshape infers at most one (give the model static "
+        "input shapes, e.g. with an input shape override)"));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertReshape(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  std::vector<ShapeElement> target;
+  if (ctx.HasInput(1)) {
+    KILN_ASSIGN_OR_RETURN(Expr shape, ctx.Input(1));
+    auto value = EvaluateShapeValue(shape);
+    if (!value.ok()) return ctx.Error(value.status().message());
+    if (!*value || (*value)->shape.size() != 1) {
+      return ctx.Error(
+          "input 1 (shape) must be a 1-D constant or computable from tensor shapes at import");
+    }
+    target = (*value)->elements;
+  } else {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ctx.IntsAttr("shape", std::nullopt));
+    for (int64_t v : shape) target.push_back(ShapeElement{true, v, ""});
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t allowzero, ctx.IntAttr("allowzero", 0));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> newshape,
+                        ResolveReshapeTarget(ctx, type, target, allowzero != 0));
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("reshape", {x}, MakeAttrs({{"newshape", IntArray(newshape)}})));
+  KILN_ASSIGN_OR_RETURN(out, FoldShapeArithmetic(ctx, out));
+  return Outputs(out);
+}
+
+// Flatten(axis) = reshape to (prod(dims[:axis]), prod(dims[axis:])); a side
+// with a symbolic dim becomes the -1.
+absl::StatusOr<std::vector<Expr>> ConvertFlatten(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  int64_t rank = static_cast<int64_t>(type->shape.size());
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 1));
+  if (axis < -rank || axis > rank) {
+    return ctx.Error(absl::StrCat("axis ", axis, " is out of range for rank ", rank, " (expected ",
+                                  -rank, " to ", rank, ")"));
+  }
+  if (axis < 0) axis += rank;
+  auto outer = NumElements({type->shape.begin(), type->shape.begin() + axis});
+  auto inner = NumElements({type->shape.begin() + axis, type->shape.end()});
+  if (!outer.ok()) return ctx.Error(outer.status().message());
+  if (!inner.ok()) return ctx.Error(inner.status().message());
+  if (*outer < 0 && *inner < 0) {
+    return ctx.Error(absl::StrCat("cannot flatten ", ShapeToString(type->shape), " at axis ", axis,
+                                  ": both sides have symbolic dims (give the model static input "
+                                  "shapes, e.g. with an input shape override)"));
+  }
+  KILN_ASSIGN_OR_RETURN(
+      Expr out, ctx.Call("reshape", {x}, MakeAttrs({{"newshape", IntArray({*outer, *inner})}})));
+  KILN_ASSIGN_OR_RETURN(out, FoldShapeArithmetic(ctx, out));
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertTranspose(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ctx.IntsAttr("perm", std::vector<int64_t>{}));
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("transpose", {x}, MakeAttrs({{"axes", IntArray(perm)}})));
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertConcat(ConvertContext& ctx) {
+  // Opset 1 defaulted the axis to 1; from opset 4 it is required.
+  KILN_ASSIGN_OR_RETURN(
+      int64_t axis,
+      ctx.IntAttr("axis", ctx.opset() < 4 ? std::optional<int64_t>(1) : std::nullopt));
+  std::vector<Expr> parts;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (ctx.HasInput(i)) parts.push_back(*ctx.Input(i));
+  }
+  if (parts.empty()) return ctx.Error("needs at least one input");
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("concatenate", std::move(parts), MakeAttrs({{"axis", axis}})));
+  KILN_ASSIGN_OR_RETURN(out, FoldShapeArithmetic(ctx, out));
+  return Outputs(out);
+}
+
+// Split sizes (attribute before opset 13, input after) become split indices;
+// without sizes the axis splits into one equal part per output.
+absl::StatusOr<std::vector<Expr>> ConvertSplit(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 0));
+  int64_t num_outputs = ctx.node().output_size();
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> sizes,
+                        IntsFromInputOrAttr(ctx, 1, "split", "split"));
+  AttrValue split = num_outputs;
+  if (sizes) {
+    if (static_cast<int64_t>(sizes->size()) != num_outputs) {
+      return ctx.Error(
+          absl::StrCat("split lists ", sizes->size(), " sizes for ", num_outputs, " outputs"));
+    }
+    std::vector<int64_t> indices;
+    int64_t sum = 0;
+    for (size_t i = 0; i < sizes->size(); ++i) {
+      if ((*sizes)[i] < 0) {
+        return ctx.Error(absl::StrCat("split size ", (*sizes)[i], " is negative"));
+      }
+      sum += (*sizes)[i];
+      if (i + 1 < sizes->size()) indices.push_back(sum);
+    }
+    int64_t rank = static_cast<int64_t>(type->shape.size());
+    if (axis >= -rank && axis < rank) {
+      const Dim& dim = type->shape[axis < 0 ? axis + rank : axis];
+      if (dim.is_static() && dim.value != sum) {
+        return ctx.Error(absl::StrCat("split sizes add up to ", sum, ", but axis ", axis,
+                                      " has extent ", dim.value));
+      }
+    }
+    split = IntArray(indices);
+  }
+  KILN_ASSIGN_OR_RETURN(
+      Expr tuple,
+      ctx.Call("split", {x}, MakeAttrs({{"indices_or_sections", split}, {"axis", axis}})));
+  std::vector<Expr> outputs;
+  for (int64_t k = 0; k < num_outputs; ++k) {
+    KILN_ASSIGN_OR_RETURN(Expr item, ctx.TupleGetItem(tuple, static_cast<int>(k)));
+    outputs.push_back(item);
+  }
+  return outputs;
+}
+
+// Slice: bounds are attributes before opset 10 and inputs from then on.
+absl::StatusOr<std::vector<Expr>> ConvertSlice(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    KILN_ASSIGN_OR_RETURN(starts, ctx.IntsAttr("starts", std::nullopt));
+    KILN_ASSIGN_OR_RETURN(ends, ctx.IntsAttr("ends", std::nullopt));
+    KILN_ASSIGN_OR_RETURN(axes, ctx.IntsAttr("axes", std::vector<int64_t>{}));
+  } else {
+    KILN_ASSIGN_OR_RETURN(starts, ctx.ConstantInts(1, "starts"));
+    KILN_ASSIGN_OR_RETURN(ends, ctx.ConstantInts(2, "ends"));
+    if (ctx.HasInput(3)) {
+      KILN_ASSIGN_OR_RETURN(axes, ctx.ConstantInts(3, "axes"));
+    }
+    if (ctx.HasInput(4)) {
+      KILN_ASSIGN_OR_RETURN(steps, ctx.ConstantInts(4, "steps"));
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("strided_slice", {x},
+                                           MakeAttrs({{"begin", IntArray(starts)},
+                                                      {"end", IntArray(ends)},
+                                                      {"strides", IntArray(steps)},
+                                                      {"axes", IntArray(axes)}})));
+  KILN_ASSIGN_OR_RETURN(out, FoldShapeArithmetic(ctx, out));
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertSqueeze(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes,
+                        IntsFromInputOrAttr(ctx, 1, "axes", "axes"));
+  KILN_ASSIGN_OR_RETURN(
+      Expr out, ctx.Call("squeeze", {x},
+                         MakeAttrs({{"axis", IntArray(axes.value_or(std::vector<int64_t>{}))}})));
+  KILN_ASSIGN_OR_RETURN(out, FoldShapeArithmetic(ctx, out));
+  return Outputs(out);
+}
+
+// Unsqueeze's axes are positions in the output. Inserting them in ascending
+// order, one expand_dims per run of consecutive positions, puts each where
+// it belongs.
+absl::StatusOr<std::vector<Expr>> ConvertUnsqueeze(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> given,
+                        IntsFromInputOrAttr(ctx, 1, "axes", "axes"));
+  if (!given || given->empty()) return ctx.Error("axes must list at least one axis");
+  int64_t out_rank = static_cast<int64_t>(type->shape.size() + given->size());
+  std::vector<int64_t> axes;
+  for (int64_t a : *given) {
+    auto axis = NormalizeAxis(a, out_rank);
+    if (!axis.ok()) return ctx.Error(axis.status().message());
+    axes.push_back(*axis);
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    return ctx.Error("axes lists an axis twice");
+  }
+  Expr out = x;
+  for (size_t i = 0; i < axes.size();) {
+    size_t run = 1;
+    while (i + run < axes.size() && axes[i + run] == axes[i] + static_cast<int64_t>(run)) ++run;
+    KILN_ASSIGN_OR_RETURN(
+        out, ctx.Call("expand_dims", {out},
+                      MakeAttrs({{"axis", axes[i]}, {"num_newaxis", static_cast<int64_t>(run)}})));
+    i += run;
+  }
+  KILN_ASSIGN_OR_RETURN(out, FoldShapeArithmetic(ctx, out));
+  return Outputs(out);
+}
+
+// Expand broadcasts both ways (a 1 in the shape keeps the input's extent), so
+// the result shape is the broadcast of both. A shape entry known only as a
+// named symbolic dim stays that symbol.
+absl::StatusOr<std::vector<Expr>> ConvertExpand(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  KILN_ASSIGN_OR_RETURN(Expr shape, ctx.Input(1));
+  auto value = EvaluateShapeValue(shape);
+  if (!value.ok()) return ctx.Error(value.status().message());
+  if (!*value || (*value)->shape.size() != 1) {
+    return ctx.Error(
+        "input 1 (shape) must be a 1-D constant or computable from tensor shapes at import");
+  }
+  std::vector<Dim> target;
+  for (const ShapeElement& e : (*value)->elements) {
+    if (!e.known && e.symbol.empty()) {
+      return ctx.Error("input 1 (shape) has an entry known only at run time");
+    }
+    if (e.known && e.value < 0) {
+      return ctx.Error(absl::StrCat("input 1 (shape) has negative extent ", e.value));
+    }
+    target.push_back(e.known ? Dim::Static(e.value) : Dim::Symbolic(e.symbol));
+  }
+  auto result = BroadcastShapes(type->shape, target);
+  if (!result.ok()) return ctx.Error(result.status().message());
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("broadcast_to", {x}, MakeAttrs({{"shape", ShapeValue{*result}}})));
+  KILN_ASSIGN_OR_RETURN(out, FoldShapeArithmetic(ctx, out));
+  return Outputs(out);
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertTile(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ctx.ConstantInts(1, "repeats"));
+  if (repeats.size() != type->shape.size()) {
+    return ctx.Error(absl::StrCat("repeats has ", repeats.size(), " entries for an input of rank ",
+                                  type->shape.size()));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("tile", {x}, MakeAttrs({{"reps", IntArray(repeats)}})));
+  return Outputs(out);
+}
+
+}  // namespace
+
+void RegisterTransformConverters(ConverterTable& table) {
+  table.Add("Reshape", ConvertReshape);
+  table.Add("Flatten", ConvertFlatten);
+  table.Add("Transpose", ConvertTranspose);
+  table.Add("Concat", ConvertConcat);
+  table.Add("Split", ConvertSplit);
+  table.Add("Slice", ConvertSlice);
+  table.Add("Squeeze", ConvertSqueeze);
+  table.Add("Unsqueeze", ConvertUnsqueeze);
+  table.Add("Expand", ConvertExpand);
+  table.Add("Tile", ConvertTile);
+  RegisterIndexConverters(table);
+  RegisterConstantConverters(table);
+}
+
+}  // namespace kiln::onnx_frontend

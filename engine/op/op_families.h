@@ -1,0 +1,14 @@
+// Registration entry points of the op families, called in order by
+// RegisterBuiltinOps (builtin_ops.cc). One family per file.
+#pragma once
+
+#include "engine/op/op_registry.h"
+
+namespace kiln {
+
+void RegisterElementwiseOps(OpRegistry& registry);  // elementwise.cc
+void RegisterNnOps(OpRegistry& registry);           // nn.cc
+void RegisterReduceOps(OpRegistry& registry);       // reduce.cc
+void RegisterTransformOps(OpRegistry& registry);    // transform.cc
+
+}  // namespace kiln

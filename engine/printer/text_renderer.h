@@ -1,0 +1,76 @@
+// The half of stage two (Doc -> text) that the Relay and script renderers share: the output
+// buffer and indentation, highlight bookkeeping for underlines, and the expression forms both
+// languages spell alike (calls, indexing, attribute access, operators with precedence, lists,
+// dicts, slices). Each renderer supplies statements and the forms that differ.
+//
+// Renderers recurse along the Doc tree, whose depth is the nesting depth of the IR (scopes,
+// branches, nested functions), never the length of a dataflow chain: a chain becomes a flat
+// list of statements.
+#pragma once
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/ir/object.h"
+#include "engine/printer/doc.h"
+#include "engine/printer/underline.h"
+
+namespace kiln::printer {
+
+struct RenderOptions {
+  // Docs whose `source` is one of these IR nodes are underlined (`^^^`).
+  std::unordered_set<const Object*> highlight_sources;
+};
+
+class TextRenderer {
+ public:
+  explicit TextRenderer(const RenderOptions& options) : options_(options) {}
+  TextRenderer(const TextRenderer&) = delete;
+  TextRenderer& operator=(const TextRenderer&) = delete;
+  virtual ~TextRenderer() = default;
+
+  // Renders `doc` (an expression or a statement) and adds the underline lines.
+  std::string Render(const Doc& doc);
+
+ protected:
+  // Writes one statement as whole lines at the current indentation.
+  virtual void RenderStmtBody(const StmtDoc& stmt) = 0;
+  virtual void RenderId(const IdDocNode& id) = 0;
+  virtual void RenderLiteral(const LiteralDocNode& literal) = 0;
+  virtual void RenderTuple(const TupleDocNode& tuple) = 0;
+  // IfExpr, FunctionExpr, BlockExpr, FunctionType, TensorBytes and Lambda.
+  virtual void RenderLanguageSpecificExpr(const ExprDoc& expr) = 0;
+  virtual void RenderExprComment(const std::string& text) = 0;
+  // `value.attr`; the script renderer writes numeric fields (tuple access) as an index.
+  virtual void RenderAttrAccess(const AttrAccessDocNode& access);
+  // Called once after the top-level doc (e.g. to flush pending comments).
+  virtual void Finish() {}
+
+  // An expression with its highlight and trailing comment.
+  void RenderExpr(const ExprDoc& expr);
+  void RenderStmt(const StmtDoc& stmt);
+  void RenderStmts(const std::vector<StmtDoc>& stmts);
+  void RenderCommaSeparated(const std::vector<ExprDoc>& exprs);
+  // `operand` in a position binding as tightly as `parent_precedence` (atoms: kPrecedenceAtom).
+  void RenderOperand(const ExprDoc& operand, int parent_precedence, bool parenthesize_equal);
+  static constexpr int kPrecedenceAtom = 100;
+  void WriteIndent() { out_.append(static_cast<size_t>(indent_), ' '); }
+  bool IsHighlighted(const DocNode& doc) const {
+    return doc.source && !options_.highlight_sources.empty() &&
+           options_.highlight_sources.count(doc.source.get()) != 0;
+  }
+  void Highlight(size_t begin, size_t end) { highlights_.push_back({begin, end}); }
+
+  std::string out_;
+  int indent_ = 0;
+
+ private:
+  void RenderSharedExpr(const ExprDoc& expr);
+  void RenderOperation(const OperationDocNode& operation);
+
+  const RenderOptions& options_;
+  std::vector<TextRange> highlights_;
+};
+
+}  // namespace kiln::printer

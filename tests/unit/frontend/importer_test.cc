@@ -1,0 +1,213 @@
+// The ONNX importer as a user meets it: span filling (one-to-many
+// expansions, unnamed nodes, inputs and initializers, the switch), symbolic
+// dims and overrides, and every validation error with its message.
+#include "engine/frontend/onnx/importer.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/ir/expr_visitor.h"
+#include "engine/ir/structural_equal.h"
+#include "tests/unit/frontend/onnx_builder.h"
+
+namespace kiln {
+namespace {
+
+using testing::OnnxModelBuilder;
+
+const FunctionNode* Main(const IRModule& module) {
+  return module->Lookup("main").as<FunctionNode>();
+}
+
+// Source names of every call in `expr`, in post-order.
+std::vector<std::vector<std::string>> CallSpans(const Expr& expr) {
+  std::vector<std::vector<std::string>> out;
+  PostOrderVisit(expr, [&](const Expr& e) {
+    if (e.as<CallNode>()) out.push_back(SpanSourceNames(e->span));
+  });
+  return out;
+}
+
+std::string Message(const absl::Status& status) { return std::string(status.message()); }
+
+TEST(OnnxImporterTest, EveryPieceOfAnExpandedNodeCarriesItsName) {
+  OnnxModelBuilder b;
+  b.Input("x", {2, 3}).Output("y");
+  auto& elu = b.Node("Elu", {"x"}, {"y"}, "block1/act");
+  OnnxModelBuilder::FloatAttr(elu, "alpha", 0.5f);
+  auto module = ImportOnnxModel(b.Bytes());
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto spans = CallSpans(Main(*module)->body);
+  // Elu expands to greater, exp, subtract, multiply, where: five calls.
+  ASSERT_EQ(spans.size(), 5u);
+  for (const auto& names : spans) EXPECT_EQ(names, std::vector<std::string>{"block1/act"});
+  // The expansion stops at the node's input: the parameter keeps its own name.
+  EXPECT_EQ(SpanSourceNames(Main(*module)->params[0]->span), std::vector<std::string>{"x"});
+}
+
+TEST(OnnxImporterTest, UnnamedNodesGetOpTypeAndIndex) {
+  OnnxModelBuilder b;
+  b.Input("x", {4}).Output("z");
+  b.FloatInitializer("bias", {4}, {1, 2, 3, 4});
+  b.Node("Relu", {"x"}, {"r"});
+  b.Node("Add", {"r", "bias"}, {"z"});
+  auto module = ImportOnnxModel(b.Bytes());
+  ASSERT_TRUE(module.ok()) << module.status();
+  const auto* add = Main(*module)->body.as<CallNode>();
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(SpanSourceNames(add->span), std::vector<std::string>{"Add_1"});
+  EXPECT_EQ(SpanSourceNames(add->args[0]->span), std::vector<std::string>{"Relu_0"});
+  // Initializers are constants named after themselves.
+  EXPECT_EQ(SpanSourceNames(add->args[1]->span), std::vector<std::string>{"bias"});
+  EXPECT_NE(add->args[1].as<ConstantNode>(), nullptr);
+  // Importing again gives the same names (stable) and the same module.
+  auto again = ImportOnnxModel(b.Bytes());
+  EXPECT_TRUE(StructuralEqual(*module, *again, {.compare_spans = true}));
+}
+
+TEST(OnnxImporterTest, SpanFillingSwitchAndInitializersAsParameters) {
+  OnnxModelBuilder b;
+  b.Input("x", {4}).Output("z");
+  b.FloatInitializer("w", {4}, {1, 2, 3, 4});
+  b.Node("Mul", {"x", "w"}, {"z"}, "scale");
+  OnnxImportOptions options;
+  options.span_filling = false;
+  options.initializers_as_params = true;
+  auto module = ImportOnnxModel(b.Bytes(), options);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const FunctionNode* main = Main(*module);
+  ASSERT_EQ(main->params.size(), 2u);
+  EXPECT_EQ(main->params[1]->name_hint, "w");
+  int with_span = 0;
+  PostOrderVisit(main->body, [&](const Expr& e) { with_span += e->span.defined(); });
+  for (const Var& p : main->params) with_span += p->span.defined();
+  EXPECT_EQ(with_span, 0);
+}
+
+TEST(OnnxImporterTest, SymbolicDimsStayAndOverridesMakeThemStatic) {
+  OnnxModelBuilder b;
+  b.Input("x", {-1, 3, -1}, onnx::TensorProto::FLOAT, {"N", "", ""}).Output("y");
+  b.Node("Exp", {"x"}, {"y"}, "e");
+  auto module = ImportOnnxModel(b.Bytes());
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_TRUE(StructuralEqual(
+      Main(*module)->body->checked_type,
+      MakeTensorType({Dim::Symbolic("N"), Dim::Static(3), Dim::Symbolic()}, DataType::kFloat32)));
+  OnnxImportOptions options;
+  options.input_shapes["x"] = {8, 3, 5};
+  auto fixed = ImportOnnxModel(b.Bytes(), options);
+  ASSERT_TRUE(fixed.ok()) << fixed.status();
+  EXPECT_TRUE(StructuralEqual(Main(*fixed)->body->checked_type,
+                              MakeTensorType({8, 3, 5}, DataType::kFloat32)));
+  options.input_shapes["x"] = {8, 3};
+  EXPECT_EQ(Message(ImportOnnxModel(b.Bytes(), options).status()),
+            "input shape override for 'x' has rank 2, the model says 3");
+  options.input_shapes = {{"nope", {1}}};
+  EXPECT_EQ(Message(ImportOnnxModel(b.Bytes(), options).status()),
+            "input shape override names 'nope', which is not a graph input");
+}
+
+TEST(OnnxImporterTest, UnsupportedOperatorsAreListedTogetherWithCounts) {
+  OnnxModelBuilder b;
+  b.Input("x", {4}).Output("y");
+  b.Node("FancyOp", {"x"}, {"a"});
+  b.Node("FancyOp", {"a"}, {"b"});
+  b.Node("OtherOp", {"b"}, {"c"});
+  b.Node("Relu", {"c"}, {"y"});
+  auto status = ImportOnnxModel(b.Bytes()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(Message(status), "2 unsupported ONNX operator type(s): FancyOp (x2), OtherOp (x1)");
+}
+
+TEST(OnnxImporterTest, GraphStructureErrorsNameTheNode) {
+  {
+    OnnxModelBuilder b;
+    b.Input("x", {4}).Output("y");
+    b.Node("Relu", {"ghost"}, {"y"}, "r1");
+    EXPECT_EQ(Message(ImportOnnxModel(b.Bytes()).status()),
+              "ONNX node 'r1' (#0, Relu): input 'ghost' is not produced by any node and is not "
+              "a graph input or initializer");
+  }
+  {
+    OnnxModelBuilder b;
+    b.Input("x", {4}).Output("y");
+    b.Node("Add", {"x", "b"}, {"a"}, "first");
+    b.Node("Relu", {"a"}, {"b"}, "second");
+    b.Node("Relu", {"a"}, {"y"}, "third");
+    EXPECT_EQ(Message(ImportOnnxModel(b.Bytes()).status()),
+              "the graph has a cycle through ONNX node 'first' (#0, Add), ONNX node 'second' "
+              "(#1, Relu)");
+  }
+  {
+    OnnxModelBuilder b;
+    b.Input("x", {4}).Output("y");
+    b.Node("Relu", {"x"}, {"y"}, "a");
+    b.Node("Exp", {"x"}, {"y"}, "b");
+    EXPECT_EQ(Message(ImportOnnxModel(b.Bytes()).status()),
+              "ONNX node 'b' (#1, Exp): output 'y' is already produced by ONNX node 'a' (#0, "
+              "Relu)");
+  }
+  {
+    OnnxModelBuilder b;
+    b.Input("x", {4}).Input("i", {4}, onnx::TensorProto::INT32).Output("y");
+    b.Node("Exp", {"i"}, {"y"}, "e");
+    EXPECT_EQ(Message(ImportOnnxModel(b.Bytes()).status()),
+              "ONNX node 'e' (#0, Exp): argument 0 has dtype int32, expected a float dtype");
+  }
+}
+
+TEST(OnnxImporterTest, InitializerDataMustMatchItsDims) {
+  OnnxModelBuilder b;
+  b.Input("x", {4}).Output("y");
+  b.FloatInitializer("w", {2, 2}, {1, 2, 3});
+  b.Node("Add", {"x", "w"}, {"y"});
+  EXPECT_EQ(Message(ImportOnnxModel(b.Bytes()).status()),
+            "tensor 'w': holds 3 values, expected 4 from its dims");
+
+  OnnxModelBuilder raw;
+  raw.Input("x", {4}).Output("y");
+  auto& w = raw.FloatInitializer("w", {4}, {});
+  w.set_raw_data(std::string(12, '\0'));
+  raw.Node("Add", {"x", "w"}, {"y"});
+  EXPECT_EQ(Message(ImportOnnxModel(raw.Bytes()).status()),
+            "tensor 'w': raw_data holds 12 bytes, expected 16 for dims 1-d with 4 elements");
+}
+
+TEST(OnnxImporterTest, ElementCountsAreCheckedBeforeAllocating) {
+  OnnxModelBuilder b;
+  b.Input("x", {4}).Output("y");
+  auto& huge = b.FloatInitializer("huge", {1 << 20, 1 << 20, 1 << 20, 1 << 20}, {});
+  huge.set_raw_data("");
+  b.Node("Add", {"x", "huge"}, {"y"});
+  EXPECT_EQ(Message(ImportOnnxModel(b.Bytes()).status()),
+            "tensor 'huge': element count overflows int64");
+
+  OnnxModelBuilder big;
+  big.Input("x", {4}).Output("y");
+  big.FloatInitializer("w", {1000, 1000}, {}).set_raw_data("");
+  big.Node("Add", {"x", "w"}, {"y"});
+  OnnxImportOptions options;
+  options.max_tensor_elements = 1000;
+  EXPECT_EQ(Message(ImportOnnxModel(big.Bytes(), options).status()),
+            "tensor 'w': 1000000 elements exceed the limit of 1000");
+}
+
+TEST(OnnxImporterTest, BytesThatAreNotAModelAreRejected) {
+  EXPECT_EQ(Message(ImportOnnxModel("").status()),
+            "empty input: expected the bytes of an ONNX ModelProto");
+  EXPECT_EQ(Message(ImportOnnxModel("def @main() { 1f }").status()),
+            "not an ONNX model: the bytes do not parse as a ModelProto (truncated or another "
+            "format)");
+  OnnxModelBuilder b;
+  b.Input("x", {4}).Output("y");
+  b.Node("Relu", {"x"}, {"y"});
+  std::string bytes = b.Bytes();
+  auto truncated = ImportOnnxModel(bytes.substr(0, bytes.size() - 3));
+  EXPECT_FALSE(truncated.ok());
+  OnnxImportOptions options;
+  options.max_model_bytes = 10;
+  EXPECT_EQ(Message(ImportOnnxModel(bytes, options).status()),
+            "model is " + std::to_string(bytes.size()) + " bytes, more than the limit of 10");
+}
+
+}  // namespace
+}  // namespace kiln
