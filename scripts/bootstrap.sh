@@ -27,6 +27,8 @@ KILN_PACKAGES=(
   libbenchmark-dev
   llvm-19-tools  # lit, FileCheck, not, count, split-file
   libonnx-testdata  # the ONNX backend test data (conformance)
+  python3-onnx      # lit tests build their .onnx inputs with the onnx helper API
+  python3-numpy
   clang-14          # libFuzzer builds (scripts/fuzz.sh)
   libclang-rt-14-dev
 )

@@ -23,6 +23,9 @@ config.test_exec_root = config.kiln_lit_binary_dir
 # name (kiln-opt-foo).
 config.substitutions.append((r"(?<![\w./-])kiln-opt(?![\w.-])", config.kiln_opt_path))
 
+# Debian's interpreter, which sees python3-onnx (tests build their .onnx inputs with it).
+config.substitutions.append(("%python", "/usr/bin/python3"))
+
 # FileCheck, not, count and split-file come from llvm-19-tools.
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, config.environment.get("PATH", "")]

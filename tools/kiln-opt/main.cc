@@ -26,9 +26,9 @@ ABSL_FLAG(std::string, format, "relay",
           "output format: relay (canonical graph text), script (Python-like), json (see "
           "docs/ir-json.md)");
 ABSL_FLAG(bool, hide_spans, false, "omit /* si=... */ span comments");
-ABSL_FLAG(std::vector<std::string>, input_shape, {},
-          "static shape for an ONNX graph input, NAME=D0,D1,... (repeatable, comma lists "
-          "separated by ';' also accepted)");
+ABSL_FLAG(std::string, input_shape, "",
+          "static shape for an ONNX graph input, NAME=D0,D1,... (repeatable; several may also "
+          "be given at once separated by ';')");
 ABSL_FLAG(bool, no_span_filling, false, "import ONNX without source spans");
 ABSL_FLAG(bool, list_onnx_ops, false, "print the ONNX op types the importer converts and exit");
 ABSL_FLAG(bool, show_metadata, true,
@@ -68,26 +68,24 @@ bool LooksLikeText(const std::string& path, const std::string& bytes) {
 }
 
 // Parses --input-shape values: NAME=1,3,224,224.
-bool ParseInputShapes(const std::vector<std::string>& specs,
+bool ParseInputShapes(const std::string& specs,
                       std::map<std::string, std::vector<int64_t>>* shapes, std::string* error) {
-  for (const std::string& spec : specs) {
-    for (absl::string_view one : absl::StrSplit(spec, ';', absl::SkipEmpty())) {
-      size_t eq = one.rfind('=');
-      if (eq == absl::string_view::npos || eq == 0) {
-        *error = "--input-shape expects NAME=D0,D1,..., got '" + std::string(one) + "'";
+  for (absl::string_view one : absl::StrSplit(specs, ';', absl::SkipEmpty())) {
+    size_t eq = one.rfind('=');
+    if (eq == absl::string_view::npos || eq == 0) {
+      *error = "--input-shape expects NAME=D0,D1,..., got '" + std::string(one) + "'";
+      return false;
+    }
+    std::vector<int64_t> dims;
+    for (absl::string_view d : absl::StrSplit(one.substr(eq + 1), ',', absl::SkipEmpty())) {
+      int64_t value;
+      if (!absl::SimpleAtoi(d, &value) || value < 0) {
+        *error = "--input-shape: '" + std::string(d) + "' is not a non-negative integer";
         return false;
       }
-      std::vector<int64_t> dims;
-      for (absl::string_view d : absl::StrSplit(one.substr(eq + 1), ',', absl::SkipEmpty())) {
-        int64_t value;
-        if (!absl::SimpleAtoi(d, &value) || value < 0) {
-          *error = "--input-shape: '" + std::string(d) + "' is not a non-negative integer";
-          return false;
-        }
-        dims.push_back(value);
-      }
-      (*shapes)[std::string(one.substr(0, eq))] = std::move(dims);
+      dims.push_back(value);
     }
+    (*shapes)[std::string(one.substr(0, eq))] = std::move(dims);
   }
   return true;
 }
@@ -100,15 +98,26 @@ int main(int argc, char** argv) {
       "Parses Kiln graph IR text (FILE or - for stdin) and prints it.");
   // Users write --hide-spans and --input-shape; absl names cannot hold dashes,
   // so flag names are normalized to underscores before parsing.
-  std::vector<std::string> normalized(argv, argv + argc);
-  for (size_t i = 1; i < normalized.size(); ++i) {
-    std::string& arg = normalized[i];
-    if (arg.size() <= 2 || arg.compare(0, 2, "--") != 0) continue;
-    size_t end = std::min(arg.find('='), arg.size());
-    for (size_t k = 2; k < end; ++k) {
-      if (arg[k] == '-') arg[k] = '_';
+  // Repeated --input-shape flags are joined into one, since an absl flag
+  // keeps only its last value.
+  std::vector<std::string> normalized{argv[0]};
+  std::string input_shapes;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
+      size_t end = std::min(arg.find('='), arg.size());
+      for (size_t k = 2; k < end; ++k) {
+        if (arg[k] == '-') arg[k] = '_';
+      }
+      if (arg.compare(0, end, "--input_shape") == 0) {
+        std::string value = end < arg.size() ? arg.substr(end + 1) : (i + 1 < argc ? argv[++i] : "");
+        input_shapes += (input_shapes.empty() ? "" : ";") + value;
+        continue;
+      }
     }
+    normalized.push_back(std::move(arg));
   }
+  if (!input_shapes.empty()) normalized.push_back("--input_shape=" + input_shapes);
   std::vector<char*> normalized_argv;
   for (std::string& arg : normalized) normalized_argv.push_back(arg.data());
   std::vector<char*> positional =
