@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Kiln demo: bootstraps, builds kiln-opt only, and prints the bundled example graph
-# (examples/resnet_block.kir) in the three output formats. It becomes the service demo once
-# kilnd exists.
+# Kiln demo: bootstraps, builds kiln-opt only, prints the bundled example graph
+# (examples/resnet_block.kir) in the three output formats, then imports a small ONNX CNN and
+# shows its spans. It becomes the service demo once kilnd exists.
 #
 # Environment: KILN_BUILD_DIR (default build/), KILN_JOBS (default 2).
 set -euo pipefail
@@ -32,3 +32,13 @@ echo "== kiln-opt $EXAMPLE --format=json | head -40   (machine-readable IR, docs
 # Written to a file first so a kiln-opt failure is not hidden behind head closing the pipe.
 "$KILN_OPT" "$EXAMPLE" --format=json >"$BUILD/resnet_block.json"
 head -40 "$BUILD/resnet_block.json"
+
+echo
+echo "== an ONNX model: examples/make_small_cnn.py writes a small CNN; kiln-opt imports it"
+echo "   (every node carries the ONNX layer it came from: /* si=... */)"
+/usr/bin/python3 examples/make_small_cnn.py "$BUILD/small_cnn.onnx"
+"$KILN_OPT" "$BUILD/small_cnn.onnx" --show-metadata=false
+
+echo
+echo "== the same model with a static batch (--input-shape input=4,3,16,16), spans hidden"
+"$KILN_OPT" "$BUILD/small_cnn.onnx" --input-shape input=4,3,16,16 --hide-spans --show-metadata=false

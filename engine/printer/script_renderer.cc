@@ -381,16 +381,7 @@ void ScriptRenderer::RenderStmtBody(const StmtDoc& stmt) {
       break;
     }
     case DocKind::kComment: {
-      std::string_view text = static_cast<const CommentDocNode&>(*stmt).text;
-      while (true) {
-        size_t newline = text.find('\n');
-        WriteIndent();
-        out_.append("# ");
-        out_.append(text.substr(0, newline));
-        out_.push_back('\n');
-        if (newline == std::string_view::npos) break;
-        text.remove_prefix(newline + 1);
-      }
+      WriteCommentLines(static_cast<const CommentDocNode&>(*stmt).text, "# ");
       break;
     }
     case DocKind::kIf: {

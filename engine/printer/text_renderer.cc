@@ -237,6 +237,18 @@ void TextRenderer::RenderSharedExpr(const ExprDoc& expr) {
   }
 }
 
+void TextRenderer::WriteCommentLines(std::string_view text, std::string_view marker) {
+  while (true) {
+    size_t newline = text.find('\n');
+    WriteIndent();
+    out_.append(marker);
+    out_.append(text.substr(0, newline));
+    out_.push_back('\n');
+    if (newline == std::string_view::npos) break;
+    text.remove_prefix(newline + 1);
+  }
+}
+
 void TextRenderer::RenderAttrAccess(const AttrAccessDocNode& access) {
   // `3.0` would read as a float: a literal before `.` needs parentheses.
   if (DocAs<LiteralDocNode>(access.value)) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -56,6 +57,9 @@ class TextRenderer {
   void RenderOperand(const ExprDoc& operand, int parent_precedence, bool parenthesize_equal);
   static constexpr int kPrecedenceAtom = 100;
   void WriteIndent() { out_.append(static_cast<size_t>(indent_), ' '); }
+  // One indented line per line of `text`, each starting with `marker`
+  // ("// " or "# ").
+  void WriteCommentLines(std::string_view text, std::string_view marker);
   bool IsHighlighted(const DocNode& doc) const {
     return doc.source && !options_.highlight_sources.empty() &&
            options_.highlight_sources.count(doc.source.get()) != 0;

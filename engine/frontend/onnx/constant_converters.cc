@@ -43,7 +43,7 @@ absl::StatusOr<std::vector<Expr>> ConvertConstant(ConvertContext& ctx) {
   if (name == "value") {
     KILN_ASSIGN_OR_RETURN(data, ctx.TensorAttr("value"));
   } else if (name == "value_float") {
-    KILN_ASSIGN_OR_RETURN(float v, ctx.FloatAttr(name, std::nullopt));
+    KILN_ASSIGN_OR_RETURN(double v, ctx.FloatAttr(name, std::nullopt));
     data = MakeScalar(v);
   } else if (name == "value_int") {
     KILN_ASSIGN_OR_RETURN(int64_t v, ctx.IntAttr(name, std::nullopt));

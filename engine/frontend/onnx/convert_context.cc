@@ -1,6 +1,7 @@
 // ConvertContext: attribute access, typed builders, and TensorProto reading.
 #include "engine/frontend/onnx/convert_context.h"
 
+#include <charconv>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -78,18 +79,28 @@ absl::StatusOr<int64_t> ConvertContext::IntAttr(const std::string& name,
   return attr->i();
 }
 
-absl::StatusOr<float> ConvertContext::FloatAttr(const std::string& name,
-                                                std::optional<float> fallback) const {
+namespace {
+double ShortestDecimal(float value) {
+  char buffer[32];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  double out = value;
+  std::from_chars(buffer, result.ptr, out);
+  return out;
+}
+}  // namespace
+
+absl::StatusOr<double> ConvertContext::FloatAttr(const std::string& name,
+                                                 std::optional<float> fallback) const {
   const onnx::AttributeProto* attr = FindAttr(name);
   if (attr == nullptr) {
-    if (fallback) return *fallback;
+    if (fallback) return ShortestDecimal(*fallback);
     return Error(absl::StrCat("attribute '", name, "' is required"));
   }
-  if (attr->type() == onnx::AttributeProto::INT) return static_cast<float>(attr->i());
+  if (attr->type() == onnx::AttributeProto::INT) return static_cast<double>(attr->i());
   if (attr->type() != onnx::AttributeProto::FLOAT) {
     return Error(absl::StrCat("attribute '", name, "' must be a float"));
   }
-  return attr->f();
+  return ShortestDecimal(attr->f());
 }
 
 absl::StatusOr<std::string> ConvertContext::StringAttr(const std::string& name,

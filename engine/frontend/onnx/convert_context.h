@@ -49,7 +49,10 @@ class ConvertContext {
   bool HasAttr(const std::string& name) const { return FindAttr(name) != nullptr; }
   const onnx::AttributeProto* FindAttr(const std::string& name) const;
   absl::StatusOr<int64_t> IntAttr(const std::string& name, std::optional<int64_t> fallback) const;
-  absl::StatusOr<float> FloatAttr(const std::string& name, std::optional<float> fallback) const;
+  // Float attributes are float32 in ONNX; the value comes back as the double
+  // of its shortest decimal form (1e-05, not 9.999999747378752e-06), which
+  // prints as written in the model and narrows back to the same float.
+  absl::StatusOr<double> FloatAttr(const std::string& name, std::optional<float> fallback) const;
   absl::StatusOr<std::string> StringAttr(const std::string& name,
                                          std::optional<std::string> fallback) const;
   absl::StatusOr<std::vector<int64_t>> IntsAttr(const std::string& name,

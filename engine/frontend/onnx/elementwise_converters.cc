@@ -148,7 +148,7 @@ absl::StatusOr<std::vector<Expr>> ConvertWhere(ConvertContext& ctx) {
 
 absl::StatusOr<std::vector<Expr>> ConvertLeakyRelu(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
-  KILN_ASSIGN_OR_RETURN(float alpha, ctx.FloatAttr("alpha", 0.01f));
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.FloatAttr("alpha", 0.01f));
   KILN_ASSIGN_OR_RETURN(Expr out,
                         ctx.Call("nn.leaky_relu", {x}, MakeAttrs({{"alpha", double{alpha}}})));
   return std::vector<Expr>{out};
@@ -159,7 +159,7 @@ absl::StatusOr<std::vector<Expr>> ConvertLeakyRelu(ConvertContext& ctx) {
 absl::StatusOr<std::vector<Expr>> ConvertElu(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* t, ctx.InputTensorType(0));
-  KILN_ASSIGN_OR_RETURN(float alpha, ctx.FloatAttr("alpha", 1.0f));
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.FloatAttr("alpha", 1.0f));
   Expr zero = ctx.Constant(ScalarTensor(t->dtype, 0));
   Expr one = ctx.Constant(ScalarTensor(t->dtype, 1));
   KILN_ASSIGN_OR_RETURN(Expr positive, ctx.Call("greater", {x, zero}));

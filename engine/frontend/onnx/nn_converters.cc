@@ -56,8 +56,8 @@ absl::StatusOr<std::vector<Expr>> ConvertGemm(ConvertContext& ctx) {
                                     ShapeToString(types[i]->shape)));
     }
   }
-  KILN_ASSIGN_OR_RETURN(float alpha, ctx.FloatAttr("alpha", 1.0f));
-  KILN_ASSIGN_OR_RETURN(float beta, ctx.FloatAttr("beta", 1.0f));
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.FloatAttr("alpha", 1.0f));
+  KILN_ASSIGN_OR_RETURN(double beta, ctx.FloatAttr("beta", 1.0f));
   KILN_ASSIGN_OR_RETURN(int64_t trans_a, ctx.IntAttr("transA", 0));
   KILN_ASSIGN_OR_RETURN(int64_t trans_b, ctx.IntAttr("transB", 0));
   Expr y;
@@ -113,7 +113,7 @@ absl::StatusOr<std::vector<Expr>> ConvertBatchNorm(ConvertContext& ctx) {
     KILN_ASSIGN_OR_RETURN(Expr arg, ctx.Input(i));
     args.push_back(arg);
   }
-  KILN_ASSIGN_OR_RETURN(float epsilon, ctx.FloatAttr("epsilon", 1e-5f));
+  KILN_ASSIGN_OR_RETURN(double epsilon, ctx.FloatAttr("epsilon", 1e-5f));
   KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nn.batch_norm", std::move(args),
                                            MakeAttrs({{"axis", 1}, {"epsilon", double{epsilon}}})));
   return One(out);
@@ -125,7 +125,7 @@ absl::StatusOr<std::vector<Expr>> ConvertInstanceNorm(ConvertContext& ctx) {
     KILN_ASSIGN_OR_RETURN(Expr arg, ctx.Input(i));
     args.push_back(arg);
   }
-  KILN_ASSIGN_OR_RETURN(float epsilon, ctx.FloatAttr("epsilon", 1e-5f));
+  KILN_ASSIGN_OR_RETURN(double epsilon, ctx.FloatAttr("epsilon", 1e-5f));
   KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nn.instance_norm", std::move(args),
                                            MakeAttrs({{"axis", 1}, {"epsilon", double{epsilon}}})));
   return One(out);
@@ -150,7 +150,7 @@ absl::StatusOr<std::vector<Expr>> ConvertLayerNorm(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr scale, ctx.Input(1));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tx, ctx.InputTensorType(0));
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", -1));
-  KILN_ASSIGN_OR_RETURN(float epsilon, ctx.FloatAttr("epsilon", 1e-5f));
+  KILN_ASSIGN_OR_RETURN(double epsilon, ctx.FloatAttr("epsilon", 1e-5f));
   if (!Requested(ctx, 1) && !Requested(ctx, 2)) {
     std::vector<Expr> args = {x, scale};
     if (ctx.HasInput(2)) args.push_back(*ctx.Input(2));
@@ -223,9 +223,9 @@ absl::StatusOr<std::vector<Expr>> ConvertMeanVarianceNorm(ConvertContext& ctx) {
 absl::StatusOr<std::vector<Expr>> ConvertLrn(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(int64_t size, ctx.IntAttr("size", std::nullopt));
-  KILN_ASSIGN_OR_RETURN(float alpha, ctx.FloatAttr("alpha", 1e-4f));
-  KILN_ASSIGN_OR_RETURN(float beta, ctx.FloatAttr("beta", 0.75f));
-  KILN_ASSIGN_OR_RETURN(float bias, ctx.FloatAttr("bias", 1.0f));
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.FloatAttr("alpha", 1e-4f));
+  KILN_ASSIGN_OR_RETURN(double beta, ctx.FloatAttr("beta", 0.75f));
+  KILN_ASSIGN_OR_RETURN(double bias, ctx.FloatAttr("bias", 1.0f));
   KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nn.lrn", {x},
                                            MakeAttrs({{"size", size},
                                                       {"axis", 1},
@@ -393,8 +393,8 @@ absl::StatusOr<Expr> HardSigmoid(ConvertContext& ctx, const Expr& x, DataType dt
 absl::StatusOr<std::vector<Expr>> ConvertHardSigmoid(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tx, ctx.InputTensorType(0));
-  KILN_ASSIGN_OR_RETURN(float alpha, ctx.FloatAttr("alpha", 0.2f));
-  KILN_ASSIGN_OR_RETURN(float beta, ctx.FloatAttr("beta", 0.5f));
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.FloatAttr("alpha", 0.2f));
+  KILN_ASSIGN_OR_RETURN(double beta, ctx.FloatAttr("beta", 0.5f));
   KILN_ASSIGN_OR_RETURN(Expr out, HardSigmoid(ctx, x, tx->dtype, alpha, beta));
   return One(out);
 }
@@ -412,8 +412,8 @@ absl::StatusOr<std::vector<Expr>> ConvertHardSwish(ConvertContext& ctx) {
 absl::StatusOr<std::vector<Expr>> ConvertSelu(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tx, ctx.InputTensorType(0));
-  KILN_ASSIGN_OR_RETURN(float alpha, ctx.FloatAttr("alpha", 1.67326319217681884765625f));
-  KILN_ASSIGN_OR_RETURN(float gamma, ctx.FloatAttr("gamma", 1.05070102214813232421875f));
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.FloatAttr("alpha", 1.67326319217681884765625f));
+  KILN_ASSIGN_OR_RETURN(double gamma, ctx.FloatAttr("gamma", 1.05070102214813232421875f));
   DataType dt = tx->dtype;
   double ga = static_cast<double>(gamma) * alpha;
   KILN_ASSIGN_OR_RETURN(Expr positive, ctx.Call("greater", {x, Scalar(ctx, dt, 0)}));
@@ -429,7 +429,7 @@ absl::StatusOr<std::vector<Expr>> ConvertSelu(ConvertContext& ctx) {
 absl::StatusOr<std::vector<Expr>> ConvertCelu(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tx, ctx.InputTensorType(0));
-  KILN_ASSIGN_OR_RETURN(float alpha, ctx.FloatAttr("alpha", 1.0f));
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.FloatAttr("alpha", 1.0f));
   if (alpha == 0.0f) return ctx.Error("attribute 'alpha' must be nonzero");
   DataType dt = tx->dtype;
   KILN_ASSIGN_OR_RETURN(Expr divided, ctx.Call("divide", {x, Scalar(ctx, dt, alpha)}));
@@ -446,7 +446,7 @@ absl::StatusOr<std::vector<Expr>> ConvertCelu(ConvertContext& ctx) {
 absl::StatusOr<std::vector<Expr>> ConvertThresholdedRelu(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tx, ctx.InputTensorType(0));
-  KILN_ASSIGN_OR_RETURN(float alpha, ctx.FloatAttr("alpha", 1.0f));
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.FloatAttr("alpha", 1.0f));
   KILN_ASSIGN_OR_RETURN(Expr above, ctx.Call("greater", {x, Scalar(ctx, tx->dtype, alpha)}));
   KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("where", {above, x, Scalar(ctx, tx->dtype, 0)}));
   return One(out);
@@ -466,8 +466,8 @@ absl::StatusOr<std::vector<Expr>> ConvertSoftsign(ConvertContext& ctx) {
 absl::StatusOr<std::vector<Expr>> ConvertShrink(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tx, ctx.InputTensorType(0));
-  KILN_ASSIGN_OR_RETURN(float bias, ctx.FloatAttr("bias", 0.0f));
-  KILN_ASSIGN_OR_RETURN(float lambd, ctx.FloatAttr("lambd", 0.5f));
+  KILN_ASSIGN_OR_RETURN(double bias, ctx.FloatAttr("bias", 0.0f));
+  KILN_ASSIGN_OR_RETURN(double lambd, ctx.FloatAttr("lambd", 0.5f));
   DataType dt = tx->dtype;
   KILN_ASSIGN_OR_RETURN(Expr above, ctx.Call("greater", {x, Scalar(ctx, dt, lambd)}));
   KILN_ASSIGN_OR_RETURN(Expr shifted_down, ctx.Call("subtract", {x, Scalar(ctx, dt, bias)}));
@@ -488,8 +488,8 @@ absl::StatusOr<std::vector<Expr>> ConvertClip(ConvertContext& ctx) {
   double lo = -INFINITY, hi = INFINITY;
   Expr dynamic_lo, dynamic_hi;
   if (ctx.opset() < 11) {
-    KILN_ASSIGN_OR_RETURN(float min, ctx.FloatAttr("min", -std::numeric_limits<float>::max()));
-    KILN_ASSIGN_OR_RETURN(float max, ctx.FloatAttr("max", std::numeric_limits<float>::max()));
+    KILN_ASSIGN_OR_RETURN(double min, ctx.FloatAttr("min", -std::numeric_limits<float>::max()));
+    KILN_ASSIGN_OR_RETURN(double max, ctx.FloatAttr("max", std::numeric_limits<float>::max()));
     lo = min;
     hi = max;
   } else {

@@ -295,7 +295,7 @@ absl::StatusOr<std::vector<Expr>> ConvertPad(ConvertContext& ctx) {
   if (ctx.opset() < 11) {
     const char* name = ctx.HasAttr("paddings") ? "paddings" : "pads";
     KILN_ASSIGN_OR_RETURN(pads, ctx.IntsAttr(name, std::nullopt));
-    KILN_ASSIGN_OR_RETURN(float constant, ctx.FloatAttr("value", 0.0f));
+    KILN_ASSIGN_OR_RETURN(double constant, ctx.FloatAttr("value", 0.0f));
     value = ctx.Constant(ScalarTensor(tx->dtype, constant));
   } else {
     KILN_ASSIGN_OR_RETURN(pads, ctx.ConstantInts(1, "pads"));
