@@ -54,7 +54,11 @@ std::string SmallCnnBytes() {
 TEST(OnnxCnnGoldenTest, SmallCnnPrintsAsTheGolden) {
   auto module = ImportOnnxModel(SmallCnnBytes());
   ASSERT_TRUE(module.ok()) << module.status();
-  std::string text = PrintModule(*module);
+  // With the metadata table, so the golden also parses back (every .kir under
+  // tests/ must roundtrip).
+  PrintOptions options;
+  options.show_metadata = true;
+  std::string text = PrintModule(*module, options);
   const std::string path = std::string(KILN_SOURCE_DIR) + "/tests/golden/frontend/small_cnn.kir";
   if (std::getenv("KILN_UPDATE_GOLDENS") != nullptr) {
     std::ofstream(path) << text;
