@@ -1,12 +1,16 @@
 // kiln-opt: reads a model (graph IR text, `.kir`, or an ONNX model, `.onnx`;
-// `-` reads stdin and detects which) and prints it in the requested format.
-// Later issues add pass pipelines; the shape of the tool (one input, options,
-// one output) stays.
+// `-` reads stdin and detects which), optionally runs a pass pipeline on it
+// under a PassContext built from the flags, and prints the result in the
+// requested format. Pass dumps, timing reports and bisection lines go to
+// stderr; the module alone goes to stdout. Without --passes or -O the tool
+// only prints, exactly as before pipelines existed.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,16 +19,27 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "engine/frontend/onnx/importer.h"
 #include "engine/op/type_inference.h"
 #include "engine/parser/parser.h"
+#include "engine/pass/configured_instruments.h"
+#include "engine/pass/crash_reproducer.h"
+#include "engine/pass/pass_config.h"
+#include "engine/pass/pass_context.h"
+#include "engine/pass/pass_event.h"
+#include "engine/pass/pass_registry.h"
+#include "engine/pass/pass_timing.h"
+#include "engine/pass/pipeline.h"
+#include "engine/pass/print_ir.h"
 #include "engine/printer/json_printer.h"
 #include "engine/printer/printer.h"
 
 ABSL_FLAG(std::string, format, "relay",
           "output format: relay (canonical graph text), script (Python-like), json (see "
-          "docs/ir-json.md)");
+          "docs/ir-json.md; pass dumps become one JSON event per line)");
 ABSL_FLAG(bool, hide_spans, false, "omit /* si=... */ span comments");
 ABSL_FLAG(std::string, input_shape, "",
           "static shape for an ONNX graph input, NAME=D0,D1,... (repeatable; several may also "
@@ -33,6 +48,38 @@ ABSL_FLAG(bool, no_span_filling, false, "import ONNX without source spans");
 ABSL_FLAG(bool, list_onnx_ops, false, "print the ONNX op types the importer converts and exit");
 ABSL_FLAG(bool, show_metadata, true,
           "print the #[metadata] table of large constants after the functions");
+
+// Pass pipelines (docs/passes.md).
+ABSL_FLAG(std::string, passes, "",
+          "pass pipeline to run, e.g. InferType,FuseOps{fuse_opt_level=2} (see docs/passes.md)");
+ABSL_FLAG(int, opt_level, -1,
+          "optimization level 0..3 (-O0..-O3); alone, runs the default pipeline of that level");
+ABSL_FLAG(std::string, disable_pass, "", "pass names never to run (comma-separated; repeatable)");
+ABSL_FLAG(std::string, required_pass, "",
+          "pass names to run whatever the opt level (comma-separated; repeatable)");
+ABSL_FLAG(std::string, config, "",
+          "PassContext option KEY=VALUE (repeatable); an unknown key lists the valid ones");
+ABSL_FLAG(bool, print_before_all, false, "print the IR before every pass (stderr)");
+ABSL_FLAG(bool, print_after_all, false, "print the IR after every pass (stderr)");
+ABSL_FLAG(std::string, print_before, "", "print the IR before these passes (comma-separated)");
+ABSL_FLAG(std::string, print_after, "", "print the IR after these passes (comma-separated)");
+ABSL_FLAG(bool, print_changed, false,
+          "print the IR after each pass that changed it (with --print-after: only those named)");
+ABSL_FLAG(std::string, time_passes, "",
+          "report pass timing on stderr: tree (nested, the default for a bare --time-passes) or "
+          "list (totals per pass)");
+ABSL_FLAG(int64_t, max_pass_index, -1,
+          "bisection: run only the first N passes that are not required (config "
+          "pass.max_pass_index)");
+ABSL_FLAG(bool, verify_each, false,
+          "check well-formedness after every pass (config pass.verify_each)");
+ABSL_FLAG(std::string, span_coverage, "",
+          "count nodes without spans after every pass: report or strict (config "
+          "pass.span_coverage)");
+ABSL_FLAG(bool, list_passes, false,
+          "print every registered pass (name, opt level, required passes, summary, options)");
+ABSL_FLAG(std::string, reproducer_dir, "",
+          "on a pass failure, write the failing pass's input IR and a RUN line here");
 
 namespace {
 
@@ -68,8 +115,8 @@ bool LooksLikeText(const std::string& path, const std::string& bytes) {
 }
 
 // Parses --input-shape values: NAME=1,3,224,224.
-bool ParseInputShapes(const std::string& specs,
-                      std::map<std::string, std::vector<int64_t>>* shapes, std::string* error) {
+bool ParseInputShapes(const std::string& specs, std::map<std::string, std::vector<int64_t>>* shapes,
+                      std::string* error) {
   for (absl::string_view one : absl::StrSplit(specs, ';', absl::SkipEmpty())) {
     size_t eq = one.rfind('=');
     if (eq == absl::string_view::npos || eq == 0) {
@@ -90,59 +137,283 @@ bool ParseInputShapes(const std::string& specs,
   return true;
 }
 
-}  // namespace
+// Flags that may be given several times. An absl flag keeps only its last
+// value, so these are collected before parsing and passed on joined.
+struct RepeatedFlag {
+  const char* name;  // normalized (underscores)
+  const char* separator;
+};
+constexpr RepeatedFlag kRepeatedFlags[] = {
+    {"input_shape", ";"},  {"disable_pass", ","}, {"required_pass", ","},
+    {"print_before", ","}, {"print_after", ","},
+};
 
-int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "kiln-opt FILE.kir [--format=relay|script|json] [--hide-spans]\n"
-      "Parses Kiln graph IR text (FILE or - for stdin) and prints it.");
-  // Users write --hide-spans and --input-shape; absl names cannot hold dashes,
-  // so flag names are normalized to underscores before parsing.
-  // Repeated --input-shape flags are joined into one, since an absl flag
-  // keeps only its last value.
-  std::vector<std::string> normalized{argv[0]};
-  std::string input_shapes;
+// --config values are kept apart: a value may contain any separator.
+struct NormalizedArgs {
+  std::vector<std::string> argv;
+  std::vector<std::string> configs;
+};
+
+// Users write --hide-spans, -O2, --time-passes and repeated flags; absl
+// names cannot hold dashes, -O2 is not an absl flag, and a string flag needs a
+// value, so the command line is normalized before absl parses it.
+NormalizedArgs NormalizeArgs(int argc, char** argv) {
+  NormalizedArgs out;
+  out.argv.push_back(argv[0]);
+  std::map<std::string, std::vector<std::string>> repeated;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--") {  // everything after is positional
+      for (; i < argc; ++i) out.argv.push_back(argv[i]);
+      break;
+    }
+    if (arg.size() == 3 && arg[0] == '-' && arg[1] == 'O' && arg[2] >= '0' && arg[2] <= '9') {
+      out.argv.push_back(absl::StrCat("--opt_level=", arg.substr(2)));
+      continue;
+    }
     if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
       size_t end = std::min(arg.find('='), arg.size());
       for (size_t k = 2; k < end; ++k) {
         if (arg[k] == '-') arg[k] = '_';
       }
-      if (arg.compare(0, end, "--input_shape") == 0) {
-        std::string value = end < arg.size() ? arg.substr(end + 1) : (i + 1 < argc ? argv[++i] : "");
-        input_shapes += (input_shapes.empty() ? "" : ";") + value;
+      std::string name = arg.substr(2, end - 2);
+      bool has_value = end < arg.size();
+      auto value = [&]() -> std::string {
+        if (has_value) return arg.substr(end + 1);
+        return i + 1 < argc ? argv[++i] : "";
+      };
+      if (name == "config") {
+        out.configs.push_back(value());
         continue;
       }
+      if (name == "time_passes" && !has_value) {
+        out.argv.push_back("--time_passes=tree");
+        continue;
+      }
+      bool is_repeated = false;
+      for (const RepeatedFlag& flag : kRepeatedFlags) {
+        if (name == flag.name) {
+          repeated[name].push_back(value());
+          is_repeated = true;
+        }
+      }
+      if (is_repeated) continue;
     }
-    normalized.push_back(std::move(arg));
+    out.argv.push_back(std::move(arg));
   }
-  if (!input_shapes.empty()) normalized.push_back("--input_shape=" + input_shapes);
+  for (const RepeatedFlag& flag : kRepeatedFlags) {
+    auto it = repeated.find(flag.name);
+    if (it == repeated.end()) continue;
+    out.argv.push_back(
+        absl::StrCat("--", flag.name, "=", absl::StrJoin(it->second, flag.separator)));
+  }
+  return out;
+}
+
+std::vector<std::string> SplitNames(const std::string& names) {
+  std::vector<std::string> out;
+  for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipEmpty())) {
+    out.emplace_back(name);
+  }
+  return out;
+}
+
+void ListPasses(const kiln::PassRegistry& registry) {
+  std::vector<const kiln::PassRegistration*> entries = registry.List();
+  size_t width = 0;
+  for (const auto* entry : entries) width = std::max(width, entry->info.name.size());
+  for (const auto* entry : entries) {
+    std::string required = absl::StrJoin(entry->info.required, ",");
+    std::printf("%-*s  opt_level=%d  required=[%s]  %s\n", static_cast<int>(width),
+                entry->info.name.c_str(), entry->info.opt_level, required.c_str(),
+                entry->summary.c_str());
+    for (const kiln::PassOptionSpec& option : entry->options) {
+      std::printf("%*s    %s: %s = %s  %s\n", static_cast<int>(width), "", option.name.c_str(),
+                  kiln::ConfigTypeName(option.type),
+                  kiln::FormatConfigValue(option.default_value).c_str(), option.doc.c_str());
+    }
+  }
+}
+
+// With --format=json, the selected pass events as JSON lines on stderr.
+class JsonEventPrinter final : public kiln::PassObserver {
+ public:
+  explicit JsonEventPrinter(kiln::PrintIRFilter filter) : filter_(std::move(filter)) {}
+
+  void OnPassEvent(const kiln::PassEvent& event) override {
+    bool print = false;
+    switch (event.kind) {
+      case kiln::PassEvent::Kind::kBefore:
+        print = filter_.PrintBefore(event.pass, event.is_sequential);
+        break;
+      case kiln::PassEvent::Kind::kAfter:
+        print = filter_.PrintAfter(event.pass, event.is_sequential, event.changed);
+        break;
+      case kiln::PassEvent::Kind::kFailed:
+        print = !event.is_sequential;
+        break;
+    }
+    if (print) std::cerr << kiln::PassEventToJson(event) << "\n";
+  }
+
+ private:
+  kiln::PrintIRFilter filter_;
+};
+
+int Fail(std::string_view message) {
+  std::cerr << "kiln-opt: " << message << "\n";
+  return 1;
+}
+
+// Builds the PassContext from the flags, runs `pipeline_text` on `*module`.
+// Returns the process exit code.
+int RunPipeline(const std::string& pipeline_text, const std::vector<std::string>& configs,
+                const kiln::PrintOptions& print_options, bool json, kiln::IRModule* module) {
+  absl::StatusOr<kiln::Pass> pipeline = kiln::ParsePipeline(pipeline_text);
+  if (!pipeline.ok()) return Fail(std::string(pipeline.status().message()));
+
+  kiln::PassContext context;
+  int opt_level = absl::GetFlag(FLAGS_opt_level);
+  if (opt_level >= 0) context.set_opt_level(opt_level);
+  for (const std::string& name : SplitNames(absl::GetFlag(FLAGS_required_pass))) {
+    context.AddRequiredPass(name);
+  }
+  for (const std::string& name : SplitNames(absl::GetFlag(FLAGS_disable_pass))) {
+    context.AddDisabledPass(name);
+  }
+  for (const std::string& assignment : configs) {
+    absl::Status status = context.SetConfigFromAssignment(assignment);
+    if (!status.ok()) return Fail(absl::StrCat("--config: ", std::string(status.message())));
+  }
+  // The convenience flags set the same options a --config would.
+  if (absl::GetFlag(FLAGS_max_pass_index) >= 0) {
+    absl::Status status =
+        context.SetConfig(kiln::kConfigMaxPassIndex, absl::GetFlag(FLAGS_max_pass_index));
+    if (!status.ok()) return Fail(std::string(status.message()));
+  }
+  if (absl::GetFlag(FLAGS_verify_each)) {
+    absl::Status status = context.SetConfig(kiln::kConfigVerifyEach, true);
+    if (!status.ok()) return Fail(std::string(status.message()));
+  }
+  if (!absl::GetFlag(FLAGS_span_coverage).empty()) {
+    absl::Status status =
+        context.SetConfig(kiln::kConfigSpanCoverage, absl::GetFlag(FLAGS_span_coverage));
+    if (!status.ok()) return Fail(std::string(status.message()));
+  }
+
+  // Timing first: its before hook is the first and its after hook the first,
+  // so other instruments' after hooks (verification, dumps) are not timed.
+  std::shared_ptr<kiln::PassTiming> timing;
+  std::string time_passes = absl::GetFlag(FLAGS_time_passes);
+  if (!time_passes.empty()) {
+    if (time_passes != "tree" && time_passes != "list") {
+      return Fail(
+          absl::StrCat("unknown --time-passes '", time_passes, "' (expected tree or list)"));
+    }
+    timing = std::make_shared<kiln::PassTiming>();
+    context.AddInstrument(timing);
+  }
+
+  kiln::PrintIRFilter filter;
+  filter.before_all = absl::GetFlag(FLAGS_print_before_all);
+  filter.after_all = absl::GetFlag(FLAGS_print_after_all);
+  filter.before = SplitNames(absl::GetFlag(FLAGS_print_before));
+  filter.after = SplitNames(absl::GetFlag(FLAGS_print_after));
+  if (absl::GetFlag(FLAGS_print_changed)) {
+    filter.only_changed = true;
+    if (filter.after.empty()) filter.after_all = true;
+  }
+  std::unique_ptr<JsonEventPrinter> json_printer;
+  if (!filter.empty()) {
+    if (json) {
+      json_printer = std::make_unique<JsonEventPrinter>(filter);
+      kiln::ObserverOptions options;
+      options.report_before = filter.before_all || !filter.before.empty();
+      options.include_ir_before = options.report_before;
+      options.include_ir_after = true;
+      context.AddInstrument(
+          std::make_shared<kiln::ObserverInstrument>(json_printer.get(), options));
+    } else {
+      context.AddInstrument(std::make_shared<kiln::PrintIR>(filter, &std::cerr, print_options));
+    }
+  }
+
+  absl::StatusOr<kiln::ConfiguredInstruments> configured =
+      kiln::AddConfiguredInstruments(context, &std::cerr);
+  if (!configured.ok()) return Fail(std::string(configured.status().message()));
+
+  std::shared_ptr<kiln::CrashReproducer> reproducer;
+  if (!absl::GetFlag(FLAGS_reproducer_dir).empty()) {
+    kiln::CrashReproducerOptions options;
+    options.directory = absl::GetFlag(FLAGS_reproducer_dir);
+    options.context_flags = kiln::ContextFlags(context);
+    options.full_pipeline = kiln::PrintPipeline(*pipeline);
+    reproducer = std::make_shared<kiln::CrashReproducer>(options);
+    context.AddInstrument(reproducer);
+  }
+
+  absl::StatusOr<kiln::IRModule> result;
+  {
+    kiln::PassContext::Scope scope(context);
+    if (!scope.status().ok()) return Fail(std::string(scope.status().message()));
+    result = (**pipeline)(*module, context);
+    absl::Status closed = scope.Close();
+    if (result.ok() && !closed.ok()) result = closed;
+  }
+  if (timing) {
+    std::cerr << (time_passes == "list" ? timing->RenderList() : timing->RenderTree());
+  }
+  if (configured->span_coverage &&
+      context.GetConfig<std::string>(kiln::kConfigSpanCoverage) == "report") {
+    std::cerr << "Span coverage after each pass:\n" << configured->span_coverage->Render();
+  }
+  if (!result.ok()) {
+    Fail(std::string(result.status().message()));
+    if (reproducer) {
+      for (const std::string& path : reproducer->written()) {
+        std::cerr << "kiln-opt: reproducer written to " << path << "\n";
+      }
+    }
+    return 1;
+  }
+  *module = *std::move(result);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "kiln-opt FILE [--passes=PIPELINE | -O0..-O3] [--format=relay|script|json] [...]\n"
+      "Reads Kiln graph IR text or an ONNX model (FILE or - for stdin), runs the requested "
+      "passes, and prints the result. See docs/passes.md.");
+  NormalizedArgs args = NormalizeArgs(argc, argv);
   std::vector<char*> normalized_argv;
-  for (std::string& arg : normalized) normalized_argv.push_back(arg.data());
+  for (std::string& arg : args.argv) normalized_argv.push_back(arg.data());
   std::vector<char*> positional =
       absl::ParseCommandLine(static_cast<int>(normalized_argv.size()), normalized_argv.data());
   if (absl::GetFlag(FLAGS_list_onnx_ops)) {
     for (const std::string& op : kiln::SupportedOnnxOps()) std::printf("%s\n", op.c_str());
     return 0;
   }
-  if (positional.size() != 2) {
-    std::cerr << "kiln-opt: expected exactly one input file (or - for stdin)\n";
-    return 1;
+  kiln::RegisterBuiltinPasses(kiln::PassRegistry::Global());
+  if (absl::GetFlag(FLAGS_list_passes)) {
+    ListPasses(kiln::PassRegistry::Global());
+    return 0;
   }
+  if (positional.size() != 2) return Fail("expected exactly one input file (or - for stdin)");
   std::string path = positional[1];
   std::string format = absl::GetFlag(FLAGS_format);
   if (format != "relay" && format != "script" && format != "json") {
-    std::cerr << "kiln-opt: unknown --format '" << format
-              << "' (expected relay, script or json)\n";
-    return 1;
+    return Fail(absl::StrCat("unknown --format '", format, "' (expected relay, script or json)"));
+  }
+  int opt_level = absl::GetFlag(FLAGS_opt_level);
+  if (opt_level > 3 || opt_level < -1) {
+    return Fail(absl::StrCat("unknown optimization level ", opt_level, " (expected -O0..-O3)"));
   }
 
   std::string text, error;
-  if (!ReadInput(path, &text, &error)) {
-    std::cerr << "kiln-opt: " << error << "\n";
-    return 1;
-  }
+  if (!ReadInput(path, &text, &error)) return Fail(error);
   absl::StatusOr<kiln::IRModule> module;
   if (LooksLikeText(path, text)) {
     kiln::ParseOptions parse_options;
@@ -151,29 +422,29 @@ int main(int argc, char** argv) {
   } else {
     kiln::OnnxImportOptions import_options;
     import_options.span_filling = !absl::GetFlag(FLAGS_no_span_filling);
-    if (!ParseInputShapes(absl::GetFlag(FLAGS_input_shape), &import_options.input_shapes,
-                          &error)) {
-      std::cerr << "kiln-opt: " << error << "\n";
-      return 1;
+    if (!ParseInputShapes(absl::GetFlag(FLAGS_input_shape), &import_options.input_shapes, &error)) {
+      return Fail(error);
     }
     module = kiln::ImportOnnxModel(text, import_options);
   }
-  if (!module.ok()) {
-    std::cerr << "kiln-opt: " << module.status().message() << "\n";
-    return 1;
-  }
+  if (!module.ok()) return Fail(std::string(module.status().message()));
 
   kiln::PrintOptions print_options;
   print_options.show_spans = !absl::GetFlag(FLAGS_hide_spans);
   print_options.show_metadata = absl::GetFlag(FLAGS_show_metadata);
-  std::string output;
-  if (format == "json") {
-    output = kiln::PrintModuleJson(*module);
-  } else {
-    print_options.format = format == "script" ? kiln::PrintOptions::Format::kScript
-                                              : kiln::PrintOptions::Format::kRelay;
-    output = kiln::PrintModule(*module, print_options);
+  print_options.format =
+      format == "script" ? kiln::PrintOptions::Format::kScript : kiln::PrintOptions::Format::kRelay;
+
+  // --passes names the pipeline; -O alone runs the default one of its level.
+  std::string pipeline = absl::GetFlag(FLAGS_passes);
+  if (pipeline.empty() && opt_level >= 0) pipeline = kiln::DefaultPipeline(opt_level);
+  if (!pipeline.empty()) {
+    int code = RunPipeline(pipeline, args.configs, print_options, format == "json", &*module);
+    if (code != 0) return code;
   }
+
+  std::string output =
+      format == "json" ? kiln::PrintModuleJson(*module) : kiln::PrintModule(*module, print_options);
   std::fwrite(output.data(), 1, output.size(), stdout);
   return 0;
 }

@@ -1,0 +1,171 @@
+// SimplifyInference: normalization ops unpacked into arithmetic.
+//
+// With x the data, r its rank, c the channel axis and eps the epsilon:
+//   batch_norm(x, gamma, beta, mean, var):
+//     scale = rsqrt(var + eps) * gamma          per channel, shape (C)
+//     shift = beta - mean * scale               per channel
+//     out   = x * expand(scale) + expand(shift)
+//   where expand(v) = expand_dims(v, axis=1, num_newaxis=r-c-1) lines the
+//   channel vector up with axis c (no expand_dims when c is the last axis).
+//   layer_norm(x, gamma[, beta]) over axes a = [axis, r):
+//     centered = x - mean(x, a, keepdims)
+//     out = centered * rsqrt(mean(centered * centered, a, keepdims) + eps)
+//           * gamma [+ beta]                    (gamma, beta broadcast from the right)
+//   instance_norm(x, gamma, beta): as layer_norm over the axes other than 0
+//     and c, with expand(gamma) and expand(beta).
+// The per-channel factors only depend on constants in inference graphs, so
+// FoldConstant later reduces batch_norm to one multiply and one add.
+#include "engine/transform/simplify_inference.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ir/expr_mutator.h"
+#include "engine/op/op_registry.h"
+#include "engine/op/type_inference.h"
+#include "engine/op/type_relations.h"
+#include "engine/support/status_macros.h"
+#include "engine/transform/expr_builder.h"
+#include "engine/transform/si_builder.h"
+
+namespace kiln::transform {
+namespace {
+
+// `v` (a vector along axis `axis` of a rank-`rank` tensor) with trailing unit
+// dims, so it broadcasts along that axis.
+absl::StatusOr<Expr> ExpandToAxis(const Expr& v, int64_t rank, int64_t axis) {
+  int64_t trailing = rank - axis - 1;
+  if (trailing == 0) return v;
+  return MakeTypedCall("expand_dims", {v},
+                       MakeAttrs({{"axis", int64_t{1}}, {"num_newaxis", trailing}}));
+}
+
+// (x - mean(x)) * rsqrt(var(x) + eps) over `axes`, both reductions keeping dims.
+absl::StatusOr<Expr> Normalize(const Expr& x, const std::vector<int64_t>& axes, DataType dtype,
+                               double epsilon) {
+  Attrs reduce = MakeAttrs({{"axis", IntArray(axes)}, {"keepdims", true}});
+  KILN_ASSIGN_OR_RETURN(Expr mean, MakeTypedCall("mean", {x}, reduce));
+  KILN_ASSIGN_OR_RETURN(Expr centered, MakeTypedCall("subtract", {x, mean}));
+  KILN_ASSIGN_OR_RETURN(Expr squared, MakeTypedCall("multiply", {centered, centered}));
+  KILN_ASSIGN_OR_RETURN(Expr variance, MakeTypedCall("mean", {squared}, reduce));
+  KILN_ASSIGN_OR_RETURN(Expr shifted,
+                        MakeTypedCall("add", {variance, MakeTypedScalar(dtype, epsilon)}));
+  KILN_ASSIGN_OR_RETURN(Expr inv_std, MakeTypedCall("rsqrt", {shifted}));
+  return MakeTypedCall("multiply", {centered, inv_std});
+}
+
+absl::StatusOr<Expr> UnpackBatchNorm(const CallNode& call, const AttrsNode& attrs,
+                                     const TensorTypeNode& data_type) {
+  const Expr& data = call.args[0];
+  const Expr& gamma = call.args[1];
+  const Expr& beta = call.args[2];
+  const Expr& moving_mean = call.args[3];
+  const Expr& moving_var = call.args[4];
+  int64_t rank = static_cast<int64_t>(data_type.shape.size());
+  KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(IntAttr(attrs, "axis"), rank));
+  Expr epsilon = MakeTypedScalar(data_type.dtype, FloatAttr(attrs, "epsilon"));
+  KILN_ASSIGN_OR_RETURN(Expr var_add_eps, MakeTypedCall("add", {moving_var, epsilon}));
+  KILN_ASSIGN_OR_RETURN(Expr inv_std, MakeTypedCall("rsqrt", {var_add_eps}));
+  KILN_ASSIGN_OR_RETURN(Expr scale, MakeTypedCall("multiply", {inv_std, gamma}));
+  KILN_ASSIGN_OR_RETURN(Expr mean_scaled, MakeTypedCall("multiply", {moving_mean, scale}));
+  KILN_ASSIGN_OR_RETURN(Expr shift, MakeTypedCall("subtract", {beta, mean_scaled}));
+  KILN_ASSIGN_OR_RETURN(Expr scale_b, ExpandToAxis(scale, rank, axis));
+  KILN_ASSIGN_OR_RETURN(Expr scaled, MakeTypedCall("multiply", {data, scale_b}));
+  KILN_ASSIGN_OR_RETURN(Expr shift_b, ExpandToAxis(shift, rank, axis));
+  KILN_ASSIGN_OR_RETURN(Expr out, MakeTypedCall("add", {scaled, shift_b}));
+  // As the seed's BatchNormToInferUnpack: every node between the result and
+  // the batch_norm's operands is new and takes the batch_norm's span.
+  SIBuilder si_builder(call.span);
+  return si_builder.RecursivelyFillSpan(out, {data, gamma, beta, moving_mean, moving_var});
+}
+
+absl::StatusOr<Expr> UnpackLayerNorm(const CallNode& call, const AttrsNode& attrs,
+                                     const TensorTypeNode& data_type) {
+  const Expr& data = call.args[0];
+  int64_t rank = static_cast<int64_t>(data_type.shape.size());
+  KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(IntAttr(attrs, "axis"), rank));
+  std::vector<int64_t> axes;
+  for (int64_t d = axis; d < rank; ++d) axes.push_back(d);
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        Normalize(data, axes, data_type.dtype, FloatAttr(attrs, "epsilon")));
+  KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("multiply", {out, call.args[1]}));
+  if (call.args.size() > 2) {
+    KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("add", {out, call.args[2]}));
+  }
+  SIBuilder si_builder(call.span);
+  return si_builder.RecursivelyFillSpan(out, call.args);
+}
+
+absl::StatusOr<Expr> UnpackInstanceNorm(const CallNode& call, const AttrsNode& attrs,
+                                        const TensorTypeNode& data_type) {
+  const Expr& data = call.args[0];
+  int64_t rank = static_cast<int64_t>(data_type.shape.size());
+  KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(IntAttr(attrs, "axis"), rank));
+  std::vector<int64_t> axes;
+  for (int64_t d = 1; d < rank; ++d) {
+    if (d != axis) axes.push_back(d);
+  }
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        Normalize(data, axes, data_type.dtype, FloatAttr(attrs, "epsilon")));
+  KILN_ASSIGN_OR_RETURN(Expr gamma, ExpandToAxis(call.args[1], rank, axis));
+  KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("multiply", {out, gamma}));
+  KILN_ASSIGN_OR_RETURN(Expr beta, ExpandToAxis(call.args[2], rank, axis));
+  KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("add", {out, beta}));
+  SIBuilder si_builder(call.span);
+  return si_builder.RecursivelyFillSpan(out, call.args);
+}
+
+class InferenceSimplifier : public PostOrderRewriter {
+ public:
+  absl::Status status() const { return status_; }
+
+ protected:
+  // Fused functions are finished kernels: never rewritten from outside.
+  bool KeepSubtree(const ExprNode* expr) const override {
+    const auto* func = Expr(expr).as<FunctionNode>();
+    return func != nullptr && func->HasNonzeroAttr(kAttrPrimitive);
+  }
+
+  Expr Rewrite_(const CallNode* /*pre*/, const Expr& post) override {
+    const auto* call = post.as<CallNode>();
+    const auto* op = call->op.as<OpNode>();
+    if (op == nullptr || !status_.ok()) return post;
+    using Unpack = absl::StatusOr<Expr> (*)(const CallNode&, const AttrsNode&,
+                                            const TensorTypeNode&);
+    Unpack unpack = op->name == "nn.batch_norm"      ? UnpackBatchNorm
+                    : op->name == "nn.layer_norm"    ? UnpackLayerNorm
+                    : op->name == "nn.instance_norm" ? UnpackInstanceNorm
+                                                     : nullptr;
+    if (unpack == nullptr) return post;
+    // Untyped calls stay (the pass requires InferType; nothing to go on here).
+    const TensorTypeNode* data_type = TensorTypeOf(call->args[0]);
+    if (data_type == nullptr || !post->checked_type) return post;
+    absl::StatusOr<Attrs> attrs = NormalizeAttrs(*OpRegistry::Global().Find(op->name), call->attrs);
+    absl::StatusOr<Expr> out =
+        attrs.ok() ? unpack(*call, **attrs, *data_type) : absl::StatusOr<Expr>(attrs.status());
+    if (!out.ok()) {
+      status_ = absl::InternalError(absl::StrCat("SimplifyInference: cannot unpack ", op->name,
+                                                 ": ", std::string(out.status().message())));
+      return post;
+    }
+    return *out;
+  }
+
+ private:
+  absl::Status status_;
+};
+
+}  // namespace
+
+Pass SimplifyInference() {
+  return CreateFunctionPass(
+      [](const Function& func, const IRModule&, PassContext&) -> absl::StatusOr<Function> {
+        InferenceSimplifier simplifier;
+        Expr result = simplifier.VisitExpr(func);
+        KILN_RETURN_IF_ERROR(simplifier.status());
+        return Downcast<FunctionNode>(result);
+      },
+      PassInfo{"SimplifyInference", 0, {"InferType"}, PassStage::kGraph});
+}
+
+}  // namespace kiln::transform
