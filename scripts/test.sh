@@ -56,7 +56,8 @@ set -e
 asan_status=0
 if [[ -z "${KILN_SANITIZE:-}" && "${KILN_SKIP_ASAN:-0}" != 1 ]]; then
   ASAN_BUILD="$BUILD-asan"
-  asan_targets=(kiln_ir_test kiln_printer_test kiln_parser_test kiln_roundtrip_test)
+  asan_targets=(kiln_ir_test kiln_printer_test kiln_parser_test kiln_roundtrip_test
+    kiln_op_test kiln_frontend_test kiln_transform_test)
   echo "== sanitizers (address,undefined) in $ASAN_BUILD: ${asan_targets[*]}"
   if cmake -S . -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DKILN_SANITIZE=address,undefined >"$BUILD/logs/asan-configure.log" 2>&1 &&
