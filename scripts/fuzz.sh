@@ -18,9 +18,10 @@ cmake --build "$BUILD" -j"${KILN_JOBS:-2}" --target kiln_onnx_import_fuzzer
 corpus="$BUILD/corpus/onnx_import"
 mkdir -p "$corpus" "$BUILD/fuzz-artifacts"
 # Seeds: small models of the ONNX backend test data (real files, many ops).
-find /usr/share/libonnx-testdata/data/node -name model.onnx -size -4k | sort | head -300 |
-  while read -r model; do
-    cp "$model" "$corpus/$(basename "$(dirname "$model")").onnx"
-  done
+# (An array, not `| head`: under pipefail, head closing the pipe fails the script.)
+mapfile -t seeds < <(find /usr/share/libonnx-testdata/data/node -name model.onnx -size -4k | sort)
+for model in "${seeds[@]:0:300}"; do
+  cp "$model" "$corpus/$(basename "$(dirname "$model")").onnx"
+done
 "$BUILD/tests/fuzz/kiln_onnx_import_fuzzer" "$corpus" -max_total_time="$SECONDS_PER_TARGET" \
   -rss_limit_mb=2048 -timeout=10 -artifact_prefix="$BUILD/fuzz-artifacts/" -print_final_stats=1
