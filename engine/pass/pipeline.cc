@@ -240,18 +240,22 @@ const std::string& DefaultPipeline(int opt_level) {
   // TVM's build pipeline, split by level instead of filtered by each pass's
   // opt level at run time, so what -ON runs can be read here and in
   // docs/passes.md. Only passes that exist are listed; FoldConstant (with the
-  // loop-IR interpreter), FoldScaleAxis, CanonicalizeOps, FuseOps and LabelOps
-  // join at the places docs/passes.md marks as planned.
+  // loop-IR interpreter) and FoldScaleAxis join at the places docs/passes.md
+  // marks as planned. FuseOps runs at every level: lowering needs primitive
+  // functions. At -O3, Inline runs before FuseOps so inlined bodies are fused.
   static const std::string* const kPipelines = new std::string[4]{
       // -O0
-      "RemoveUnusedFunctions,SimplifyInference,InferType",
+      "RemoveUnusedFunctions,SimplifyInference,InferType,FuseOps{fuse_opt_level=0},InferType",
       // -O1
-      "RemoveUnusedFunctions,SimplifyInference,SimplifyExpr,DeadCodeElimination,InferType",
+      "RemoveUnusedFunctions,SimplifyInference,SimplifyExpr,DeadCodeElimination,InferType,"
+      "FuseOps{fuse_opt_level=1},InferType,LabelOps",
       // -O2
-      "RemoveUnusedFunctions,SimplifyInference,SimplifyExpr,DeadCodeElimination,InferType",
+      "RemoveUnusedFunctions,SimplifyInference,SimplifyExpr,DeadCodeElimination,InferType,"
+      "FuseOps{fuse_opt_level=2},InferType,LabelOps",
       // -O3
       "RemoveUnusedFunctions,SimplifyInference,EliminateCommonSubexpr,SimplifyExpr,"
-      "DeadCodeElimination,InferType,Inline,RemoveUnusedFunctions",
+      "CanonicalizeOps,DeadCodeElimination,InferType,Inline,RemoveUnusedFunctions,InferType,"
+      "FuseOps{fuse_opt_level=2},InferType,LabelOps",
   };
   return kPipelines[std::clamp(opt_level, 0, 3)];
 }

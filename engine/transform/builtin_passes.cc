@@ -3,10 +3,14 @@
 // passes are defined once, in its own factory; this table adds the summary
 // that --list-passes shows. Add a pass here and nowhere else.
 #include "engine/pass/pass_registry.h"
+#include "engine/transform/canonicalize_ops.h"
 #include "engine/transform/dead_code_elimination.h"
+#include "engine/transform/defuse_ops.h"
 #include "engine/transform/eliminate_common_subexpr.h"
+#include "engine/transform/fuse_ops.h"
 #include "engine/transform/infer_type.h"
 #include "engine/transform/inline.h"
+#include "engine/transform/label_ops.h"
 #include "engine/transform/remove_unused_functions.h"
 #include "engine/transform/simplify_expr.h"
 #include "engine/transform/simplify_inference.h"
@@ -33,12 +37,30 @@ void RegisterBuiltinPasses(PassRegistry& registry) {
        "collapse reshape, transpose and cast chains; remove identity ops"},
       {transform::EliminateCommonSubexpr, "compute each distinct value once, merging spans"},
       {transform::DeadCodeElimination, "remove let bindings whose variable is unused"},
+      {transform::CanonicalizeOps, "rewrite nn.bias_add into expand_dims and add"},
+      {transform::DefuseOps, "inline fused (Primitive) functions back into their callers"},
+      {transform::LabelOps, "name fused functions after their ops (fused_nn_conv2d_add_nn_relu)"},
   };
   for (const Builtin& builtin : builtins) {
     absl::Status status = registry.Register(builtin.factory()->info(), builtin.summary,
                                             builtin.factory);
     KILN_CHECK(status.ok()) << status.message();
   }
+
+  // Passes with options.
+  Pass fuse_ops = transform::FuseOps();
+  absl::Status status = registry.Register(PassRegistration{
+      fuse_ops->info(),
+      "dominator-tree fusion of operator calls into Primitive functions",
+      {{"fuse_opt_level", ConfigType::kInt, ConfigValue(int64_t{2}),
+        "0: every operator call is its own fused function; 1 and above: fuse by pattern kind"},
+       {"max_fuse_depth", ConfigType::kInt, ConfigValue(transform::kDefaultMaxFuseDepth),
+        "the largest number of nodes one fused function may hold"}},
+      [](const PassOptions& options) -> absl::StatusOr<Pass> {
+        return transform::FuseOps(options.Get<int64_t>("fuse_opt_level"),
+                                  options.Get<int64_t>("max_fuse_depth"));
+      }});
+  KILN_CHECK(status.ok()) << status.message();
 }
 
 }  // namespace kiln

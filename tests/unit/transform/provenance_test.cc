@@ -100,5 +100,56 @@ def @main(%x: Tensor[(1, 3, 8, 8), float32] /* si=input */, %w: Tensor[(4, 3, 3,
   EXPECT_NE(text.find("/* si=[flatten/b, flatten/a] */"), std::string::npos) << text;
 }
 
+
+TEST(ProvenanceTest, DefaultO3PipelineFusesAndKeepsEverySpan) {
+  absl::StatusOr<IRModule> input = ParseModule(R"(
+def @main(%x: Tensor[(1, 3, 8, 8), float32] /* si=input */, %w: Tensor[(4, 3, 3, 3), float32], %b: Tensor[(4), float32], %w2: Tensor[(4, 4, 3, 3), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]) /* si=conv1 */;
+  %1 = nn.bias_add(%0, %b) /* si=conv1/bias */;
+  %2 = nn.relu(%1) /* si=relu1 */;
+  %3 = nn.conv2d(%2, %w2, padding=[1, 1, 1, 1]) /* si=conv2 */;
+  %4 = add(%3, %2) /* si=residual */;
+  %5 = nn.relu(%4) /* si=relu2 */;
+  %6 = nn.global_avg_pool2d(%5) /* si=pool */;
+  %7 = reshape(%6, newshape=[1, 4]) /* si=flatten */;
+  nn.softmax(%7) /* si=softmax */
+}
+)");
+  ASSERT_TRUE(input.ok()) << input.status();
+  PassRegistry registry;
+  RegisterBuiltinPasses(registry);
+  PassContext context;
+  context.set_opt_level(3);
+  context.set_pass_registry(&registry);
+  ASSERT_TRUE(context.SetConfig(kConfigSpanCoverage, std::string("strict")).ok());
+  ASSERT_TRUE(context.SetConfig(kConfigVerifyEach, true).ok());
+  ASSERT_TRUE(context.SetConfig(kConfigVerifyTypes, true).ok());
+  absl::StatusOr<ConfiguredInstruments> instruments = AddConfiguredInstruments(context);
+  ASSERT_TRUE(instruments.ok()) << instruments.status();
+  PassContext::Scope scope(context);
+  ASSERT_TRUE(scope.status().ok()) << scope.status();
+
+  absl::StatusOr<Pass> pipeline = ParsePipeline(DefaultPipeline(3), registry);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  absl::StatusOr<IRModule> output = (**pipeline)(*input);
+  ASSERT_TRUE(output.ok()) << output.status();
+  EXPECT_TRUE(testing::AllCallsHaveSpans(*output));
+  std::set<std::string> before = SourceNames(*input);
+  for (const std::string& name : SourceNames(*output)) {
+    EXPECT_TRUE(before.count(name)) << name << " is not a source of the input";
+  }
+  std::string text = PrintModule(*output);
+  // The bias became a broadcast add (CanonicalizeOps) fused into conv1's
+  // kernel (the expand_dims of a parameter is a kernel of its own, as in
+  // TVM until FoldConstant folds it for constant weights); the residual add
+  // and relu join conv2; the opaque softmax is alone.
+  for (const char* name : {"name=\"fused_expand_dims\"", "si=[conv1, conv1/bias, relu1]",
+                           "name=\"fused_nn_conv2d_add_nn_relu\"", "name=\"fused_nn_softmax\"",
+                           "si=[conv2, residual, relu2]"}) {
+    EXPECT_NE(text.find(name), std::string::npos) << name << " not in\n" << text;
+  }
+  EXPECT_EQ(text.find("nn.bias_add"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace kiln
