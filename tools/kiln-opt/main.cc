@@ -45,6 +45,9 @@ ABSL_FLAG(std::string, input_shape, "",
           "static shape for an ONNX graph input, NAME=D0,D1,... (repeatable; several may also "
           "be given at once separated by ';')");
 ABSL_FLAG(bool, no_span_filling, false, "import ONNX without source spans");
+ABSL_FLAG(bool, initializers_as_params, false,
+          "import ONNX initializers as parameters of @main (after the inputs) instead of "
+          "constants");
 ABSL_FLAG(bool, list_onnx_ops, false, "print the ONNX op types the importer converts and exit");
 ABSL_FLAG(bool, show_metadata, true,
           "print the #[metadata] table of large constants after the functions");
@@ -422,6 +425,7 @@ int main(int argc, char** argv) {
   } else {
     kiln::OnnxImportOptions import_options;
     import_options.span_filling = !absl::GetFlag(FLAGS_no_span_filling);
+    import_options.initializers_as_params = absl::GetFlag(FLAGS_initializers_as_params);
     if (!ParseInputShapes(absl::GetFlag(FLAGS_input_shape), &import_options.input_shapes, &error)) {
       return Fail(error);
     }
