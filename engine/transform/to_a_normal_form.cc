@@ -232,7 +232,7 @@ class Converter {
     for (auto it = bindings.rbegin(); it != bindings.rend(); ++it) {
       // A reused let keeps its span and device; a new one takes the span of
       // the value it binds, so every new node leads back to a source.
-      ExprFields fields = it->original ? it->original->fields() : ExprFields{it->value->span};
+      ExprFields fields = it->original ? it->original->fields() : ExprFields{it->value->span, nullptr, nullptr};
       fields.checked_type = result->checked_type;
       result = MakeRef<LetNode>(it->var, std::move(it->value), std::move(result),
                                 std::move(fields));
