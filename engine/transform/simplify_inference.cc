@@ -33,29 +33,35 @@ namespace {
 
 // `v` (a vector along axis `axis` of a rank-`rank` tensor) with trailing unit
 // dims, so it broadcasts along that axis.
-absl::StatusOr<Expr> ExpandToAxis(const Expr& v, int64_t rank, int64_t axis) {
+absl::StatusOr<Expr> ExpandToAxis(const Expr& v, int64_t rank, int64_t axis, const Span& span) {
   int64_t trailing = rank - axis - 1;
   if (trailing == 0) return v;
   return MakeTypedCall("expand_dims", {v},
-                       MakeAttrs({{"axis", int64_t{1}}, {"num_newaxis", trailing}}));
+                       MakeAttrs({{"axis", int64_t{1}}, {"num_newaxis", trailing}}), span);
 }
 
 // (x - mean(x)) * rsqrt(var(x) + eps) over `axes`, both reductions keeping dims.
 absl::StatusOr<Expr> Normalize(const Expr& x, const std::vector<int64_t>& axes, DataType dtype,
-                               double epsilon) {
+                               double epsilon, const Span& span) {
   Attrs reduce = MakeAttrs({{"axis", IntArray(axes)}, {"keepdims", true}});
-  KILN_ASSIGN_OR_RETURN(Expr mean, MakeTypedCall("mean", {x}, reduce));
-  KILN_ASSIGN_OR_RETURN(Expr centered, MakeTypedCall("subtract", {x, mean}));
-  KILN_ASSIGN_OR_RETURN(Expr squared, MakeTypedCall("multiply", {centered, centered}));
-  KILN_ASSIGN_OR_RETURN(Expr variance, MakeTypedCall("mean", {squared}, reduce));
-  KILN_ASSIGN_OR_RETURN(Expr shifted,
-                        MakeTypedCall("add", {variance, MakeTypedScalar(dtype, epsilon)}));
-  KILN_ASSIGN_OR_RETURN(Expr inv_std, MakeTypedCall("rsqrt", {shifted}));
-  return MakeTypedCall("multiply", {centered, inv_std});
+  KILN_ASSIGN_OR_RETURN(Expr mean, MakeTypedCall("mean", {x}, reduce, span));
+  KILN_ASSIGN_OR_RETURN(Expr centered, MakeTypedCall("subtract", {x, mean}, nullptr, span));
+  KILN_ASSIGN_OR_RETURN(Expr squared,
+                        MakeTypedCall("multiply", {centered, centered}, nullptr, span));
+  KILN_ASSIGN_OR_RETURN(Expr variance, MakeTypedCall("mean", {squared}, reduce, span));
+  KILN_ASSIGN_OR_RETURN(
+      Expr shifted,
+      MakeTypedCall("add", {variance, MakeTypedScalar(dtype, epsilon, span)}, nullptr, span));
+  KILN_ASSIGN_OR_RETURN(Expr inv_std, MakeTypedCall("rsqrt", {shifted}, nullptr, span));
+  return MakeTypedCall("multiply", {centered, inv_std}, nullptr, span);
 }
 
 absl::StatusOr<Expr> UnpackBatchNorm(const CallNode& call, const AttrsNode& attrs,
                                      const TensorTypeNode& data_type) {
+  // New nodes are built with the layer's span (null when SIBuilder is off);
+  // RecursivelyFillSpan below then only checks that nothing was missed.
+  SIBuilder si_builder(call.span);
+  const Span span = si_builder.CreateSpan();
   const Expr& data = call.args[0];
   const Expr& gamma = call.args[1];
   const Expr& beta = call.args[2];
@@ -63,41 +69,49 @@ absl::StatusOr<Expr> UnpackBatchNorm(const CallNode& call, const AttrsNode& attr
   const Expr& moving_var = call.args[4];
   int64_t rank = static_cast<int64_t>(data_type.shape.size());
   KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(IntAttr(attrs, "axis"), rank));
-  Expr epsilon = MakeTypedScalar(data_type.dtype, FloatAttr(attrs, "epsilon"));
-  KILN_ASSIGN_OR_RETURN(Expr var_add_eps, MakeTypedCall("add", {moving_var, epsilon}));
-  KILN_ASSIGN_OR_RETURN(Expr inv_std, MakeTypedCall("rsqrt", {var_add_eps}));
-  KILN_ASSIGN_OR_RETURN(Expr scale, MakeTypedCall("multiply", {inv_std, gamma}));
-  KILN_ASSIGN_OR_RETURN(Expr mean_scaled, MakeTypedCall("multiply", {moving_mean, scale}));
-  KILN_ASSIGN_OR_RETURN(Expr shift, MakeTypedCall("subtract", {beta, mean_scaled}));
-  KILN_ASSIGN_OR_RETURN(Expr scale_b, ExpandToAxis(scale, rank, axis));
-  KILN_ASSIGN_OR_RETURN(Expr scaled, MakeTypedCall("multiply", {data, scale_b}));
-  KILN_ASSIGN_OR_RETURN(Expr shift_b, ExpandToAxis(shift, rank, axis));
-  KILN_ASSIGN_OR_RETURN(Expr out, MakeTypedCall("add", {scaled, shift_b}));
+  Expr epsilon = MakeTypedScalar(data_type.dtype, FloatAttr(attrs, "epsilon"), span);
+  KILN_ASSIGN_OR_RETURN(Expr var_add_eps,
+                        MakeTypedCall("add", {moving_var, epsilon}, nullptr, span));
+  KILN_ASSIGN_OR_RETURN(Expr inv_std, MakeTypedCall("rsqrt", {var_add_eps}, nullptr, span));
+  KILN_ASSIGN_OR_RETURN(Expr scale, MakeTypedCall("multiply", {inv_std, gamma}, nullptr, span));
+  KILN_ASSIGN_OR_RETURN(Expr mean_scaled,
+                        MakeTypedCall("multiply", {moving_mean, scale}, nullptr, span));
+  KILN_ASSIGN_OR_RETURN(Expr shift, MakeTypedCall("subtract", {beta, mean_scaled}, nullptr, span));
+  KILN_ASSIGN_OR_RETURN(Expr scale_b, ExpandToAxis(scale, rank, axis, span));
+  KILN_ASSIGN_OR_RETURN(Expr scaled, MakeTypedCall("multiply", {data, scale_b}, nullptr, span));
+  KILN_ASSIGN_OR_RETURN(Expr shift_b, ExpandToAxis(shift, rank, axis, span));
+  KILN_ASSIGN_OR_RETURN(Expr out, MakeTypedCall("add", {scaled, shift_b}, nullptr, span));
   // As the seed's BatchNormToInferUnpack: every node between the result and
-  // the batch_norm's operands is new and takes the batch_norm's span.
-  SIBuilder si_builder(call.span);
+  // the batch_norm's operands is new and carries the batch_norm's span.
   return si_builder.RecursivelyFillSpan(out, {data, gamma, beta, moving_mean, moving_var});
 }
 
 absl::StatusOr<Expr> UnpackLayerNorm(const CallNode& call, const AttrsNode& attrs,
                                      const TensorTypeNode& data_type) {
+  // New nodes are built with the layer's span (null when SIBuilder is off);
+  // RecursivelyFillSpan below then only checks that nothing was missed.
+  SIBuilder si_builder(call.span);
+  const Span span = si_builder.CreateSpan();
   const Expr& data = call.args[0];
   int64_t rank = static_cast<int64_t>(data_type.shape.size());
   KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(IntAttr(attrs, "axis"), rank));
   std::vector<int64_t> axes;
   for (int64_t d = axis; d < rank; ++d) axes.push_back(d);
   KILN_ASSIGN_OR_RETURN(Expr out,
-                        Normalize(data, axes, data_type.dtype, FloatAttr(attrs, "epsilon")));
-  KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("multiply", {out, call.args[1]}));
+                        Normalize(data, axes, data_type.dtype, FloatAttr(attrs, "epsilon"), span));
+  KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("multiply", {out, call.args[1]}, nullptr, span));
   if (call.args.size() > 2) {
-    KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("add", {out, call.args[2]}));
+    KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("add", {out, call.args[2]}, nullptr, span));
   }
-  SIBuilder si_builder(call.span);
   return si_builder.RecursivelyFillSpan(out, call.args);
 }
 
 absl::StatusOr<Expr> UnpackInstanceNorm(const CallNode& call, const AttrsNode& attrs,
                                         const TensorTypeNode& data_type) {
+  // New nodes are built with the layer's span (null when SIBuilder is off);
+  // RecursivelyFillSpan below then only checks that nothing was missed.
+  SIBuilder si_builder(call.span);
+  const Span span = si_builder.CreateSpan();
   const Expr& data = call.args[0];
   int64_t rank = static_cast<int64_t>(data_type.shape.size());
   KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(IntAttr(attrs, "axis"), rank));
@@ -106,12 +120,11 @@ absl::StatusOr<Expr> UnpackInstanceNorm(const CallNode& call, const AttrsNode& a
     if (d != axis) axes.push_back(d);
   }
   KILN_ASSIGN_OR_RETURN(Expr out,
-                        Normalize(data, axes, data_type.dtype, FloatAttr(attrs, "epsilon")));
-  KILN_ASSIGN_OR_RETURN(Expr gamma, ExpandToAxis(call.args[1], rank, axis));
-  KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("multiply", {out, gamma}));
-  KILN_ASSIGN_OR_RETURN(Expr beta, ExpandToAxis(call.args[2], rank, axis));
-  KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("add", {out, beta}));
-  SIBuilder si_builder(call.span);
+                        Normalize(data, axes, data_type.dtype, FloatAttr(attrs, "epsilon"), span));
+  KILN_ASSIGN_OR_RETURN(Expr gamma, ExpandToAxis(call.args[1], rank, axis, span));
+  KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("multiply", {out, gamma}, nullptr, span));
+  KILN_ASSIGN_OR_RETURN(Expr beta, ExpandToAxis(call.args[2], rank, axis, span));
+  KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("add", {out, beta}, nullptr, span));
   return si_builder.RecursivelyFillSpan(out, call.args);
 }
 
@@ -130,8 +143,8 @@ class InferenceSimplifier : public PostOrderRewriter {
     const auto* call = post.as<CallNode>();
     const auto* op = call->op.as<OpNode>();
     if (op == nullptr || !status_.ok()) return post;
-    using Unpack = absl::StatusOr<Expr> (*)(const CallNode&, const AttrsNode&,
-                                            const TensorTypeNode&);
+    using Unpack =
+        absl::StatusOr<Expr> (*)(const CallNode&, const AttrsNode&, const TensorTypeNode&);
     Unpack unpack = op->name == "nn.batch_norm"      ? UnpackBatchNorm
                     : op->name == "nn.layer_norm"    ? UnpackLayerNorm
                     : op->name == "nn.instance_norm" ? UnpackInstanceNorm
