@@ -248,6 +248,7 @@ class StructuralComparer {
       return Fail(lhs, rhs, AddStep(path, "span", -1),
                   absl::StrCat("span ", names(lhs->span), " vs ", names(rhs->span)));
     }
+    if (options_.compare_all_virtual_devices) return CompareVirtualDevice(lhs, rhs, path);
     return true;
   }
 

@@ -3,7 +3,8 @@
 // let variable on the left corresponds to the one at the same place on the
 // right). Spans are ignored unless asked for; checked types are derived data
 // and never compared; virtual devices are compared where the text format
-// keeps them (variables and function results).
+// keeps them (variables and function results), or on every expression with
+// compare_all_virtual_devices.
 //
 // Neither walk recurses along dataflow: both use explicit stacks, so 20,000-
 // node chains compare and hash in constant stack depth.
@@ -23,6 +24,10 @@ struct StructuralEqualOptions {
   // Free variables (not bound inside the compared values) are mapped like
   // bound ones instead of having to be the same node.
   bool map_free_vars = false;
+  // Compare the virtual device of every expression, not only where the text
+  // format keeps them (variables and function results): for checking the
+  // complete device representation (PlanDevices, DPL).
+  bool compare_all_virtual_devices = false;
 };
 
 // Where two values first differ, in a pre-order walk that visits children in

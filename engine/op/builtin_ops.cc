@@ -8,6 +8,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterNnOps(registry);
   RegisterReduceOps(registry);
   RegisterTransformOps(registry);
+  RegisterDeviceOps(registry);
 }
 
 }  // namespace kiln

@@ -10,5 +10,6 @@ void RegisterElementwiseOps(OpRegistry& registry);  // elementwise.cc
 void RegisterNnOps(OpRegistry& registry);           // nn.cc
 void RegisterReduceOps(OpRegistry& registry);       // reduce.cc
 void RegisterTransformOps(OpRegistry& registry);    // transform.cc
+void RegisterDeviceOps(OpRegistry& registry);       // device.cc
 
 }  // namespace kiln

@@ -6,11 +6,13 @@
 #include "engine/transform/canonicalize_ops.h"
 #include "engine/transform/dead_code_elimination.h"
 #include "engine/transform/defuse_ops.h"
+#include "engine/transform/device_plan_lite.h"
 #include "engine/transform/eliminate_common_subexpr.h"
 #include "engine/transform/fuse_ops.h"
 #include "engine/transform/infer_type.h"
 #include "engine/transform/inline.h"
 #include "engine/transform/label_ops.h"
+#include "engine/transform/plan_devices.h"
 #include "engine/transform/remove_unused_functions.h"
 #include "engine/transform/simplify_expr.h"
 #include "engine/transform/simplify_inference.h"
@@ -40,6 +42,8 @@ void RegisterBuiltinPasses(PassRegistry& registry) {
       {transform::CanonicalizeOps, "rewrite nn.bias_add into expand_dims and add"},
       {transform::DefuseOps, "inline fused (Primitive) functions back into their callers"},
       {transform::LabelOps, "name fused functions after their ops (fused_nn_conv2d_add_nn_relu)"},
+      {transform::DPL,
+       "device plan lite: expand the critical virtual devices to every expression"},
   };
   for (const Builtin& builtin : builtins) {
     absl::Status status = registry.Register(builtin.factory()->info(), builtin.summary,
@@ -59,6 +63,17 @@ void RegisterBuiltinPasses(PassRegistry& registry) {
       [](const PassOptions& options) -> absl::StatusOr<Pass> {
         return transform::FuseOps(options.Get<int64_t>("fuse_opt_level"),
                                   options.Get<int64_t>("max_fuse_depth"));
+      }});
+  KILN_CHECK(status.ok()) << status.message();
+
+  Pass plan_devices = transform::PlanDevices();
+  status = registry.Register(PassRegistration{
+      plan_devices->info(),
+      "solve device constraints: a virtual device on every expression, device_copy inserted",
+      {{"default_device_type", ConfigType::kString, ConfigValue(std::string("cpu")),
+        "the device type of values nothing constrains"}},
+      [](const PassOptions& options) -> absl::StatusOr<Pass> {
+        return transform::PlanDevices(options.Get<std::string>("default_device_type"));
       }});
   KILN_CHECK(status.ok()) << status.message();
 }
