@@ -38,7 +38,99 @@ def unsupported():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
 
 
-MODELS = {"expanded_activations": expanded_activations, "unsupported": unsupported}
+def encoder():
+    # One transformer encoder layer as PyTorch exports it: named nodes
+    # (/layer/attn/...), unnamed ones, initializers, a symbolic sequence
+    # length, LayerNormalization, Softmax, MatMul, Gelu-as-Erf.
+    d, heads, ff = 16, 2, 32
+    rng = np.random.default_rng(1)
+
+    def w(name, *shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.1).astype(np.float32), name)
+
+    def c(name, values, dtype=np.int64):
+        return numpy_helper.from_array(np.array(values, dtype=dtype), name)
+
+    inits = [w("q.weight", d, d), w("k.weight", d, d), w("v.weight", d, d), w("o.weight", d, d),
+             w("ln1.weight", d), w("ln1.bias", d), w("ff1.weight", d, ff), w("ff1.bias", ff),
+             w("ff2.weight", ff, d), w("ff2.bias", d), w("ln2.weight", d), w("ln2.bias", d),
+             c("heads_shape", [1, -1, heads, d // heads]), c("merge_shape", [1, -1, d]),
+             numpy_helper.from_array(np.array(1 / np.sqrt(d // heads), np.float32), "scale"),
+             numpy_helper.from_array(np.array(np.sqrt(0.5), np.float32), "rsqrt2"),
+             numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half")]
+    n = helper.make_node
+    nodes = [
+        n("MatMul", ["x", "q.weight"], ["q"], name="/layer/attn/q/MatMul"),
+        n("MatMul", ["x", "k.weight"], ["k"], name="/layer/attn/k/MatMul"),
+        n("MatMul", ["x", "v.weight"], ["v"], name="/layer/attn/v/MatMul"),
+        n("Reshape", ["q", "heads_shape"], ["q4"]),
+        n("Reshape", ["k", "heads_shape"], ["k4"]),
+        n("Reshape", ["v", "heads_shape"], ["v4"]),
+        n("Transpose", ["q4"], ["qt"], perm=[0, 2, 1, 3]),
+        n("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
+        n("Transpose", ["v4"], ["vt"], perm=[0, 2, 1, 3]),
+        n("MatMul", ["qt", "kt"], ["scores"], name="/layer/attn/MatMul"),
+        n("Mul", ["scores", "scale"], ["scaled"], name="/layer/attn/Mul"),
+        n("Softmax", ["scaled"], ["probs"], name="/layer/attn/Softmax", axis=-1),
+        n("MatMul", ["probs", "vt"], ["ctx"], name="/layer/attn/MatMul_1"),
+        n("Transpose", ["ctx"], ["ctxt"], perm=[0, 2, 1, 3]),
+        n("Reshape", ["ctxt", "merge_shape"], ["merged"]),
+        n("MatMul", ["merged", "o.weight"], ["attn"], name="/layer/attn/out/MatMul"),
+        n("Add", ["x", "attn"], ["res1"], name="/layer/Add"),
+        n("LayerNormalization", ["res1", "ln1.weight", "ln1.bias"], ["h1"], name="/layer/ln1",
+          axis=-1, epsilon=1e-5),
+        n("MatMul", ["h1", "ff1.weight"], ["f1"], name="/layer/ff1/MatMul"),
+        n("Add", ["f1", "ff1.bias"], ["f1b"], name="/layer/ff1/Add"),
+        n("Mul", ["f1b", "rsqrt2"], ["g1"]),
+        n("Erf", ["g1"], ["g2"]),
+        n("Add", ["g2", "one"], ["g3"]),
+        n("Mul", ["f1b", "g3"], ["g4"]),
+        n("Mul", ["g4", "half"], ["gelu"], name="/layer/gelu/Mul_1"),
+        n("MatMul", ["gelu", "ff2.weight"], ["f2"], name="/layer/ff2/MatMul"),
+        n("Add", ["f2", "ff2.bias"], ["f2b"], name="/layer/ff2/Add"),
+        n("Add", ["h1", "f2b"], ["res2"], name="/layer/Add_1"),
+        n("LayerNormalization", ["res2", "ln2.weight", "ln2.bias"], ["y"], name="/layer/ln2",
+          axis=-1, epsilon=1e-5),
+    ]
+    graph = helper.make_graph(
+        nodes, "encoder", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", d])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seq", d])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def cnn():
+    rng = np.random.default_rng(2)
+
+    def w(name, *shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.1).astype(np.float32), name)
+
+    inits = [w("conv1.weight", 8, 3, 3, 3), w("bn.scale", 8), w("bn.bias", 8), w("bn.mean", 8),
+             numpy_helper.from_array(np.ones(8, np.float32), "bn.var"),
+             w("conv2.weight", 8, 8, 1, 1), w("conv2.bias", 8), w("fc.weight", 4, 8),
+             w("fc.bias", 4)]
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["img", "conv1.weight"], ["c1"], name="/conv1/Conv", kernel_shape=[3, 3],
+          pads=[1, 1, 1, 1]),
+        n("BatchNormalization", ["c1", "bn.scale", "bn.bias", "bn.mean", "bn.var"], ["b1"]),
+        n("Relu", ["b1"], ["r1"]),
+        n("Conv", ["r1", "conv2.weight", "conv2.bias"], ["c2"], name="/conv2/Conv"),
+        n("Add", ["c2", "r1"], ["s"]),
+        n("AveragePool", ["s"], ["p"], name="/pool", kernel_shape=[2, 2], strides=[2, 2]),
+        n("GlobalMaxPool", ["p"], ["g"]),
+        n("Flatten", ["g"], ["f"]),
+        n("Gemm", ["f", "fc.weight", "fc.bias"], ["logits"], name="/fc/Gemm", transB=1),
+        n("Softmax", ["logits"], ["y"], name="/softmax", axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "cnn", [helper.make_tensor_value_info("img", TensorProto.FLOAT, ["N", 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+MODELS = {"expanded_activations": expanded_activations, "unsupported": unsupported,
+          "encoder": encoder, "cnn": cnn}
 
 if __name__ == "__main__":
     onnx.save(MODELS[sys.argv[1]](), sys.argv[2])
