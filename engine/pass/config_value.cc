@@ -113,11 +113,15 @@ std::string FormatConfigValue(const ConfigValue& value) {
 }
 
 absl::StatusOr<ConfigValue> CoerceConfigValue(const ConfigValue& value, ConfigType type) {
+  // As in ParseConfigValue: one result variable, returned at one place.
   ConfigType given = TypeOf(value);
-  if (given == type) return value;
-  if (given == ConfigType::kInt && type == ConfigType::kFloat) {
-    return ConfigValue(static_cast<double>(std::get<int64_t>(value)));
+  std::optional<ConfigValue> coerced;
+  if (given == type) {
+    coerced = value;
+  } else if (given == ConfigType::kInt && type == ConfigType::kFloat) {
+    coerced = static_cast<double>(std::get<int64_t>(value));
   }
+  if (coerced.has_value()) return *std::move(coerced);
   return absl::InvalidArgumentError(absl::StrCat("expected a ", ConfigTypeName(type), ", got a ",
                                                  ConfigTypeName(given), " (",
                                                  FormatConfigValue(value), ")"));
