@@ -14,6 +14,13 @@ IRDocsifier::Builder ExpressionBuilder(Doc (*build)(const ObjectRef&, IRDocsifie
   };
 }
 
+// A span printed on its own reads as it does inside `/* si=... */`.
+Doc BuildSpan(const ObjectRef& node, IRDocsifier&) {
+  auto doc = Id(graph::SpanText(Downcast<SpanNode>(node)));
+  doc->source = node;
+  return doc;
+}
+
 }  // namespace
 
 void RegisterGraphDialectPrinter(IRDocsifier::Registry& registry) {
@@ -36,6 +43,8 @@ void RegisterGraphDialectPrinter(IRDocsifier::Registry& registry) {
     registry.Register(token, ObjectKind::kTupleType, graph::BuildTupleType);
     registry.Register(token, ObjectKind::kFuncType, graph::BuildFuncType);
     registry.Register(token, ObjectKind::kVirtualDevice, graph::BuildVirtualDevice);
+    registry.Register(token, ObjectKind::kSpan, BuildSpan);
+    registry.Register(token, ObjectKind::kSequentialSpan, BuildSpan);
   }
 }
 

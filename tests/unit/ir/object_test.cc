@@ -47,11 +47,14 @@ TEST(ObjectTest, OpHandlesAreShared) {
 
 TEST(ObjectTest, DroppingALongChainDoesNotRecurse) {
   // Deep enough to overflow any stack if destruction recursed per node.
-  Expr chain = MakeVar("x");
+  Var x = MakeVar("x");
+  Expr chain = x;
   Op neg = GetOp("negative");
   for (int i = 0; i < 1'000'000; ++i) chain = MakeCall(neg, {chain});
+  EXPECT_EQ(x->use_count(), 2);  // ours and the innermost call's
   chain = Expr();
-  SUCCEED();
+  // Every call was destroyed, down to the innermost one that held `x`.
+  EXPECT_EQ(x->use_count(), 1);
 }
 
 TEST(ObjectTest, NodesAreSharedBetweenThreadsSafely) {

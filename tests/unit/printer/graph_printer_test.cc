@@ -77,6 +77,13 @@ TEST(GraphPrinterTest, SpanForms) {
       "} /* si=main_fn */\n");
 }
 
+TEST(GraphPrinterTest, SpansPrintOnTheirOwnAsInsideComments) {
+  EXPECT_EQ(PrintNode(MakeSpan("conv1")), "conv1");
+  EXPECT_EQ(PrintNode(MakeSpan(MakeSourceName("layer"), 3, 5, 3, 9)), "layer:3:5-3:9");
+  EXPECT_EQ(PrintNode(MakeSequentialSpan({MakeSpan("a"), MakeSpan("onnx::Conv_1")})),
+            "[a, \"onnx::Conv_1\"]");
+}
+
 TEST(GraphPrinterTest, VirtualDevicesInTheMinimalSyntax) {
   VirtualDevice cpu = MakeVirtualDevice("cpu", 0, "llvm", "global");
   VirtualDevice gpu = MakeVirtualDevice("cuda");
