@@ -3,7 +3,7 @@
 # Both suites always run, even when the first fails; a summary of each is printed at the end and
 # the exit status is non-zero when the build or any suite failed.
 #
-# Environment:
+# Environment (KILN_SKIP_ASAN, KILN_SKIP_FUZZ and KILN_SKIP_CONFORMANCE=1 skip those stages):
 #   KILN_BUILD_DIR  build directory (default: build/ in the repository root)
 #   KILN_JOBS       parallel build and test jobs (default: 2)
 #   KILN_SANITIZE   forwarded as -DKILN_SANITIZE=... (e.g. address,undefined)
@@ -57,7 +57,8 @@ asan_status=0
 if [[ -z "${KILN_SANITIZE:-}" && "${KILN_SKIP_ASAN:-0}" != 1 ]]; then
   ASAN_BUILD="$BUILD-asan"
   asan_targets=(kiln_ir_test kiln_printer_test kiln_parser_test kiln_roundtrip_test
-    kiln_op_test kiln_frontend_test kiln_transform_test)
+    kiln_op_test kiln_frontend_test kiln_transform_test kiln_loop_test kiln_te_test
+    kiln_op_compute_test kiln_lower_test)
   echo "== sanitizers (address,undefined) in $ASAN_BUILD: ${asan_targets[*]}"
   if cmake -S . -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DKILN_SANITIZE=address,undefined >"$BUILD/logs/asan-configure.log" 2>&1 &&
@@ -76,6 +77,24 @@ if [[ -z "${KILN_SANITIZE:-}" && "${KILN_SKIP_ASAN:-0}" != 1 ]]; then
   else
     echo "   sanitizer build FAILED"
     asan_status=1
+  fi
+fi
+
+# The ONNX backend tests end to end (import, -O3, lowering, the loop-IR
+# interpreter), each case isolated in a child process; a case listed in
+# tests/conformance/interpreter_expected.txt that fails is a regression.
+conformance_status=0
+if [[ "${KILN_SKIP_CONFORMANCE:-0}" != 1 ]]; then
+  echo "== conformance (kiln-conformance, -j$JOBS)"
+  conformance_log="$BUILD/logs/conformance.log"
+  if "$BUILD/tools/kiln-conformance/kiln-conformance" --jobs "$JOBS" \
+      --expected "$ROOT/tests/conformance/interpreter_expected.txt" \
+      --json "$BUILD/logs/conformance.json" >"$conformance_log" 2>&1; then
+    sed -n '/^failures by stage:/,$p' "$conformance_log"
+  else
+    conformance_status=1
+    sed -n '/^failures by stage:/,$p' "$conformance_log"
+    echo "   conformance FAILED (see $conformance_log)"
   fi
 fi
 
@@ -129,8 +148,10 @@ echo "ctest: $ctest_passed passed, $ctest_failed failed -- $(verdict "$ctest_sta
 echo "lit:   $lit_passed passed, $lit_failed failed, $lit_skipped skipped -- $(verdict "$lit_status")"
 echo "asan:  $(verdict "$asan_status")"
 echo "fuzz:  $(verdict "$fuzz_status")"
+echo "conformance: $(verdict "$conformance_status")"
 echo "total: $((ctest_passed + lit_passed)) passed, $((ctest_failed + lit_failed)) failed"
 
-if [[ $ctest_status -ne 0 || $lit_status -ne 0 || $asan_status -ne 0 || $fuzz_status -ne 0 ]]; then
+if [[ $ctest_status -ne 0 || $lit_status -ne 0 || $asan_status -ne 0 || $fuzz_status -ne 0 ||
+      $conformance_status -ne 0 ]]; then
   exit 1
 fi

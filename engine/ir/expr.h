@@ -27,7 +27,7 @@ struct ExprFields {
 class ExprNode : public Object {
  public:
   static constexpr bool IsKind(ObjectKind k) {
-    return k >= ObjectKind::kVar && k <= ObjectKind::kFunction;
+    return k >= ObjectKind::kVar && k <= ObjectKind::kPrimFunc;
   }
   const Span span;
   const Type checked_type;
@@ -150,11 +150,14 @@ class IfNode final : public ExprNode {
 };
 using If = Ref<IfNode>;
 
-// Base of everything an IRModule maps a GlobalVar to (graph Functions now,
-// loop-level functions later).
+// Base of everything an IRModule maps a GlobalVar to: graph Functions and
+// loop-dialect PrimFuncs (engine/loop/prim_func.h). Graph traversals skip
+// PrimFuncs; function passes only see Functions.
 class BaseFuncNode : public ExprNode {
  public:
-  static constexpr bool IsKind(ObjectKind k) { return k == ObjectKind::kFunction; }
+  static constexpr bool IsKind(ObjectKind k) {
+    return k == ObjectKind::kFunction || k == ObjectKind::kPrimFunc;
+  }
   const Attrs attrs;
 
  protected:

@@ -47,7 +47,14 @@ class SourceNameCollector : public ExprVisitor {
 
 std::vector<std::string> IRModuleNode::SourceNames() const {
   SourceNameCollector collector;
-  for (const auto& [gv, func] : functions) collector.VisitExpr(func);
+  for (const auto& [gv, func] : functions) {
+    // Loop IR is not walked from here (ir sits below loop): a PrimFunc adds its own span.
+    if (func->kind() != ObjectKind::kFunction) {
+      collector.Add(func->span);
+      continue;
+    }
+    collector.VisitExpr(func);
+  }
   return std::move(collector.names);
 }
 

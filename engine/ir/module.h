@@ -28,7 +28,8 @@ class IRModuleNode final : public Object {
   GlobalVar GetGlobalVar(std::string_view name) const;
 
   // Every source name the module's spans mention, each once, in order of first
-  // appearance walking functions in order.
+  // appearance walking functions in order. Of a loop PrimFunc, only its own span
+  // counts (its statements are not walked here).
   std::vector<std::string> SourceNames() const;
 
   const std::vector<Entry> functions;

@@ -46,6 +46,27 @@ const char* ObjectKindName(ObjectKind kind) {
     case ObjectKind::kIf: return "If";
     case ObjectKind::kFunction: return "Function";
     case ObjectKind::kIRModule: return "IRModule";
+    case ObjectKind::kPrimFunc: return "PrimFunc";
+    case ObjectKind::kIntImm: return "IntImm";
+    case ObjectKind::kFloatImm: return "FloatImm";
+    case ObjectKind::kLoopVar: return "LoopVar";
+    case ObjectKind::kBinary: return "Binary";
+    case ObjectKind::kNot: return "Not";
+    case ObjectKind::kCast: return "Cast";
+    case ObjectKind::kSelect: return "Select";
+    case ObjectKind::kIntrinsicCall: return "IntrinsicCall";
+    case ObjectKind::kBufferLoad: return "BufferLoad";
+    case ObjectKind::kRamp: return "Ramp";
+    case ObjectKind::kBroadcast: return "Broadcast";
+    case ObjectKind::kFor: return "For";
+    case ObjectKind::kBufferStore: return "BufferStore";
+    case ObjectKind::kAllocate: return "Allocate";
+    case ObjectKind::kIfThenElse: return "IfThenElse";
+    case ObjectKind::kLetStmt: return "LetStmt";
+    case ObjectKind::kSeqStmt: return "SeqStmt";
+    case ObjectKind::kEvaluate: return "Evaluate";
+    case ObjectKind::kCallKernel: return "CallKernel";
+    case ObjectKind::kBuffer: return "Buffer";
     case ObjectKind::kNumKinds: break;
   }
   return "<unknown>";

@@ -42,7 +42,31 @@ enum class ObjectKind : uint16_t {
   kLet,
   kIf,
   kFunction,
+  kPrimFunc,  // loop dialect function (engine/loop/prim_func.h); a BaseFunc
   kIRModule,
+  // Loop-dialect expressions; kIntImm..kBroadcast must stay contiguous
+  // (loop::PrimExprNode::IsKind).
+  kIntImm,
+  kFloatImm,
+  kLoopVar,
+  kBinary,
+  kNot,
+  kCast,
+  kSelect,
+  kIntrinsicCall,
+  kBufferLoad,
+  kRamp,
+  kBroadcast,
+  // Loop-dialect statements; kFor..kCallKernel must stay contiguous.
+  kFor,
+  kBufferStore,
+  kAllocate,
+  kIfThenElse,
+  kLetStmt,
+  kSeqStmt,
+  kEvaluate,
+  kCallKernel,
+  kBuffer,
   kNumKinds,
 };
 

@@ -397,6 +397,10 @@ class StructuralComparer {
         }
         return;
       }
+      case ObjectKind::kPrimFunc:
+        // Loop functions compare by identity for now (the same node was returned above).
+        Fail(lhs, rhs, path, "different PrimFunc objects (loop functions compare by identity)");
+        return;
       default:
         Fail(lhs, rhs, path, absl::StrCat("cannot compare ", ObjectKindName(lhs->kind())));
     }

@@ -4,7 +4,9 @@
 // right). Spans are ignored unless asked for; checked types are derived data
 // and never compared; virtual devices are compared where the text format
 // keeps them (variables and function results), or on every expression with
-// compare_all_virtual_devices.
+// compare_all_virtual_devices. A loop-dialect PrimFunc (a module may hold
+// both dialects) compares by identity for now: equal only to itself; its hash
+// mixes only its kind and attributes.
 //
 // Neither walk recurses along dataflow: both use explicit stacks, so 20,000-
 // node chains compare and hash in constant stack depth.

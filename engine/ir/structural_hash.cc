@@ -130,6 +130,11 @@ class StructuralHasher {
         h = Mix(h, AttrsHash(func->attrs));
         return Mix(h, HashVirtualDevice(func->virtual_device));
       }
+      case ObjectKind::kPrimFunc:
+        // Equal PrimFuncs are the same node (StructuralEqual compares them by identity), so
+        // any value fixed per node is consistent; the attributes keep it deterministic
+        // without reading loop IR from this layer.
+        return Mix(h, AttrsHash(static_cast<const BaseFuncNode*>(expr)->attrs));
       default:
         KILN_UNREACHABLE() << ObjectKindName(expr->kind());
         return h;

@@ -1,4 +1,5 @@
 // The one place that lists every op family: explicit, ordered registration.
+#include "engine/op/compute/compute_families.h"
 #include "engine/op/op_families.h"
 
 namespace kiln {
@@ -9,6 +10,13 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterReduceOps(registry);
   RegisterTransformOps(registry);
   RegisterDeviceOps(registry);
+  // Compute definitions attach to the ops registered above.
+  RegisterElementwiseComputes(registry);
+  RegisterNnComputes(registry);
+  RegisterReduceComputes(registry);
+  RegisterTransformComputes(registry);
+  RegisterIndexComputes(registry);
+  RegisterDeviceComputes(registry);
 }
 
 }  // namespace kiln

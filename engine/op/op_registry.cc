@@ -63,6 +63,13 @@ const OpEntry* OpRegistry::Find(std::string_view name) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
+void OpRegistry::SetCompute(std::string_view name, ComputeDefinition compute) {
+  auto it = entries_.find(name);
+  KILN_CHECK(it != entries_.end()) << "compute for unregistered operator " << name;
+  KILN_CHECK(!it->second.compute) << "operator " << name << " has two compute definitions";
+  it->second.compute = std::move(compute);
+}
+
 std::vector<const OpEntry*> OpRegistry::List() const {
   std::vector<const OpEntry*> out;
   out.reserve(entries_.size());

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "engine/ir/attrs.h"
 #include "engine/ir/expr.h"
+#include "engine/te/tensor.h"
 
 namespace kiln {
 
@@ -59,6 +60,21 @@ struct TypeRelationInput {
 // expected ("expected rank 4 input, got rank 3"); the caller adds which node.
 using TypeRelation = std::function<absl::StatusOr<Type>(const TypeRelationInput&)>;
 
+// Everything an op's compute definition sees: tensors for the arguments (a
+// tuple-typed argument contributes one tensor per field, in order), the
+// normalized attributes, and the call's checked result type.
+struct ComputeInput {
+  const std::vector<te::Tensor>& inputs;
+  const AttrsNode& attrs;
+  const Type& result_type;
+};
+
+// The op's semantics as tensor expressions: one tensor per result (one per
+// tuple field for tuple results). Unsupported cases are an Unimplemented or
+// InvalidArgument error saying what is not supported.
+using ComputeDefinition =
+    std::function<absl::StatusOr<std::vector<te::Tensor>>(const ComputeInput&)>;
+
 struct OpEntry {
   std::string name;
   std::string summary;
@@ -69,6 +85,10 @@ struct OpEntry {
   OpPattern pattern = OpPattern::kOpaque;
   bool stateful = false;           // results may differ between calls (random ops)
   bool non_computational = false;  // only moves metadata (reshape of a view, ...)
+  // Defined once (engine/op/compute/) and used by FoldConstant, the
+  // interpreter and code generation alike. Null only for ops with no data
+  // semantics of their own (device annotations).
+  ComputeDefinition compute;
 
   const AttrField* FindAttr(std::string_view key) const;
 };
@@ -81,6 +101,8 @@ class OpRegistry {
   // Adds `entry`; a second entry of the same name is a Kiln bug (CHECK).
   OpEntry& Register(OpEntry entry);
   const OpEntry* Find(std::string_view name) const;
+  // Attaches the compute definition of an already registered op (CHECK).
+  void SetCompute(std::string_view name, ComputeDefinition compute);
   // In name order (deterministic listings).
   std::vector<const OpEntry*> List() const;
 

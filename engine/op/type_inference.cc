@@ -343,6 +343,11 @@ absl::StatusOr<IRModule> InferType(const IRModule& module) {
   std::vector<IRModuleNode::Entry> functions;
   bool changed = false;
   for (const auto& [gv, func] : module->functions) {
+    // Loop PrimFuncs are typed by their buffers, not by graph type inference.
+    if (func->kind() != ObjectKind::kFunction) {
+      functions.emplace_back(gv, func);
+      continue;
+    }
     TypeInferencer inferencer(&global_types);
     KILN_ASSIGN_OR_RETURN(Expr typed, inferencer.Run(func));
     changed |= !typed.same_as(func);

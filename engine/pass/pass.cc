@@ -41,6 +41,7 @@ absl::StatusOr<IRModule> PassNode::RunInstrumented(const IRModule& module, PassC
 
   absl::StatusOr<IRModule> result;
   ++context.depth_;
+  context.running_passes_.push_back(info_.name);
   try {
     result = Run(module, context);
   } catch (const std::exception& e) {
@@ -49,6 +50,7 @@ absl::StatusOr<IRModule> PassNode::RunInstrumented(const IRModule& module, PassC
     result = absl::InternalError("threw a non-standard exception");
   }
   --context.depth_;
+  context.running_passes_.pop_back();
   if (result.ok() && !result->defined()) result = absl::InternalError("returned a null module");
 
   if (!result.ok()) {

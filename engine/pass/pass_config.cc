@@ -66,6 +66,9 @@ void RegisterBuiltinPassConfigs(PassConfigRegistry& registry) {
        "check well-formedness (every variable bound once, globals defined) after each pass"},
       {kConfigVerifyTypes, ConfigType::kBool, false,
        "with pass.verify_each: also re-infer types on a copy and compare them"},
+      {kConfigKeepScheduleRecord, ConfigType::kBool, true,
+       "lowering keeps a snapshot of each kernel's schedule after every primitive (the "
+       "schedule record); off saves compile time and memory"},
   };
   for (const PassConfigOption& option : options) {
     absl::Status status = registry.Register(option);

@@ -50,5 +50,6 @@ inline constexpr char kConfigMaxPassIndex[] = "pass.max_pass_index";
 inline constexpr char kConfigVerifyEach[] = "pass.verify_each";
 inline constexpr char kConfigVerifyTypes[] = "pass.verify_types";
 inline constexpr char kConfigSpanCoverage[] = "pass.span_coverage";
+inline constexpr char kConfigKeepScheduleRecord[] = "te.keep_schedule_record";
 
 }  // namespace kiln

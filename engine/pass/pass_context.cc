@@ -112,6 +112,12 @@ const ConfigValue& PassContext::GetConfigValue(std::string_view key) const {
   return option->default_value;
 }
 
+void PassContext::EmitDiagnostic(DiagnosticSeverity severity, std::string message, Span span) {
+  std::string pass = running_passes_.empty() ? std::string() : running_passes_.back();
+  diagnostics_.push_back(
+      PassDiagnostic{severity, std::move(pass), std::move(message), std::move(span)});
+}
+
 void PassContext::AddInstrument(std::shared_ptr<PassInstrument> instrument) {
   KILN_CHECK(instrument != nullptr) << "null instrument";
   instruments_.push_back(std::move(instrument));

@@ -37,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "engine/pass/config_value.h"
 #include "engine/pass/instrument.h"
+#include "engine/pass/pass_diagnostic.h"
 #include "engine/pass/pass.h"
 #include "engine/support/check.h"
 
@@ -111,6 +112,11 @@ class PassContext {
   // How many passes are running under this context right now (nesting).
   int depth() const { return depth_; }
 
+  // Diagnostics: a pass reports a note or warning; it is recorded with the
+  // name of the innermost running pass. Collected in report order.
+  void EmitDiagnostic(DiagnosticSeverity severity, std::string message, Span span = nullptr);
+  const std::vector<PassDiagnostic>& diagnostics() const { return diagnostics_; }
+
   // The innermost context of this thread's stack, or the thread's default
   // context (opt level 2, nothing set) when no Scope is open.
   static PassContext& Current();
@@ -147,6 +153,8 @@ class PassContext {
   const PassRegistry* pass_registry_ = nullptr;
   const PassConfigRegistry* config_registry_ = nullptr;
   int depth_ = 0;
+  std::vector<std::string> running_passes_;  // innermost last
+  std::vector<PassDiagnostic> diagnostics_;
 };
 
 }  // namespace kiln

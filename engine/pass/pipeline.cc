@@ -239,10 +239,10 @@ std::string PrintPipeline(const Pass& pass) {
 const std::string& DefaultPipeline(int opt_level) {
   // TVM's build pipeline, split by level instead of filtered by each pass's
   // opt level at run time, so what -ON runs can be read here and in
-  // docs/passes.md. Only passes that exist are listed; FoldConstant (with the
-  // loop-IR interpreter) and FoldScaleAxis join at the places docs/passes.md
-  // marks as planned. FuseOps runs at every level: lowering needs primitive
-  // functions. At -O3, Inline runs before FuseOps so inlined bodies are fused.
+  // docs/passes.md. FuseOps runs at every level: lowering needs primitive
+  // functions. At -O3, Inline runs before FuseOps so inlined bodies are fused,
+  // and FoldConstant runs again after FoldScaleAxis to multiply the scales
+  // into the weights.
   static const std::string* const kPipelines = new std::string[4]{
       // -O0
       "RemoveUnusedFunctions,SimplifyInference,InferType,FuseOps{fuse_opt_level=0},InferType",
@@ -250,12 +250,12 @@ const std::string& DefaultPipeline(int opt_level) {
       "RemoveUnusedFunctions,SimplifyInference,SimplifyExpr,DeadCodeElimination,InferType,"
       "FuseOps{fuse_opt_level=1},InferType,LabelOps",
       // -O2
-      "RemoveUnusedFunctions,SimplifyInference,SimplifyExpr,DeadCodeElimination,InferType,"
-      "FuseOps{fuse_opt_level=2},InferType,LabelOps",
+      "RemoveUnusedFunctions,SimplifyInference,SimplifyExpr,FoldConstant,DeadCodeElimination,"
+      "InferType,FuseOps{fuse_opt_level=2},InferType,LabelOps",
       // -O3
-      "RemoveUnusedFunctions,SimplifyInference,EliminateCommonSubexpr,SimplifyExpr,"
-      "CanonicalizeOps,DeadCodeElimination,InferType,Inline,RemoveUnusedFunctions,InferType,"
-      "FuseOps{fuse_opt_level=2},InferType,LabelOps",
+      "RemoveUnusedFunctions,SimplifyInference,EliminateCommonSubexpr,SimplifyExpr,FoldConstant,"
+      "FoldScaleAxis,SimplifyExpr,CanonicalizeOps,FoldConstant,DeadCodeElimination,InferType,"
+      "Inline,RemoveUnusedFunctions,InferType,FuseOps{fuse_opt_level=2},InferType,LabelOps",
   };
   return kPipelines[std::clamp(opt_level, 0, 3)];
 }

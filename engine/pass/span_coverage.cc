@@ -42,12 +42,15 @@ SpanStats CountSpans(const IRModule& module) {
     }
     SpanStats* stats;
   } counter(&stats);
-  for (const auto& [name, function] : module->functions) counter.VisitExpr(function);
+  for (const auto& [name, function] : module->functions) {
+    if (function->kind() == ObjectKind::kFunction) counter.VisitExpr(function);
+  }
   return stats;
 }
 
 Expr FirstCallWithoutSpan(const IRModule& module) {
   for (const auto& [name, function] : module->functions) {
+    if (function->kind() != ObjectKind::kFunction) continue;
     Expr found;
     PostOrderVisit(function, [&found](const Expr& expr) {
       if (!found && expr->kind() == ObjectKind::kCall && !expr->span) found = expr;

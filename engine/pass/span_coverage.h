@@ -23,7 +23,8 @@ struct SpanStats {
   int64_t nodes_with_span = 0;
 };
 
-// Counts over every function of `module`, each distinct node once.
+// Counts over every graph function of `module`, each distinct node once (loop
+// PrimFuncs are not graph nodes and are skipped).
 SpanStats CountSpans(const IRModule& module);
 
 // The first call without a span, in print order of functions and post-order

@@ -4,12 +4,13 @@
 #include <mutex>
 
 #include "engine/printer/graph/graph_dialect.h"
+#include "engine/printer/loop/loop_dialect.h"
 
 namespace kiln::printer {
 
 void RegisterBuiltinDialects(IRDocsifier::Registry& registry) {
   RegisterGraphDialectPrinter(registry);
-  // The loop dialect registers here under the token "loop".
+  RegisterLoopDialectPrinter(registry);
 }
 
 const IRDocsifier::Registry& BuiltinDocRegistry() {

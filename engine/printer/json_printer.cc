@@ -1,6 +1,6 @@
 // Graph IR as JSON (docs/ir-json.md). Node ids are post-order indices within each top-level
 // function (parameters first), so they are stable for a given module and every input id is
-// smaller than the id of the node using it.
+// smaller than the id of the node using it. A loop PrimFunc carries its script text.
 #include "engine/printer/json_printer.h"
 
 #include <cmath>
@@ -11,6 +11,8 @@
 
 #include "engine/ir/expr_visitor.h"
 #include "engine/ir/virtual_device.h"
+#include "engine/loop/prim_func.h"
+#include "engine/printer/loop/loop_dialect.h"
 #include "engine/printer/printer.h"
 #include "nlohmann/json.hpp"
 
@@ -248,6 +250,15 @@ std::string PrintModuleJson(const IRModule& module, int indent) {
   for (const auto& [global, function] : module->functions) {
     if (const auto* graph_function = function.as<FunctionNode>()) {
       functions.push_back(FunctionJsonBuilder().Build(global->name_hint, graph_function));
+    } else if (function->kind() == ObjectKind::kPrimFunc) {
+      // Loop IR has no node table here: its script text carries it whole.
+      functions.push_back(Json{
+          {"name", global->name_hint},
+          {"kind", ObjectKindName(function->kind())},
+          {"spans", SpansJson(function->span)},
+          {"script", printer::PrintPrimFuncScript(global->name_hint,
+                                                  Downcast<loop::PrimFuncNode>(function),
+                                                  /*show_spans=*/true)}});
     } else {
       functions.push_back(
           Json{{"name", global->name_hint}, {"kind", ObjectKindName(function->kind())}});

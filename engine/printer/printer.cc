@@ -5,6 +5,7 @@
 #include "engine/printer/builtin_dialects.h"
 #include "engine/printer/graph/graph_dialect.h"
 #include "engine/printer/ir_docsifier.h"
+#include "engine/printer/loop/loop_dialect.h"
 #include "engine/printer/relay_renderer.h"
 #include "engine/printer/script_renderer.h"
 
@@ -17,7 +18,8 @@ Doc BuildDoc(const ObjectRef& node, const PrintOptions& options) {
   docsifier_options.show_spans = options.show_spans;
   docsifier_options.show_metadata = options.show_metadata;
   IRDocsifier docsifier(BuiltinDocRegistry(), docsifier_options);
-  auto token = docsifier.WithDispatchToken(kGraphDispatchToken);
+  auto token = docsifier.WithDispatchToken(IsLoopDialectNode(node.get()) ? kLoopDispatchToken
+                                                                          : kGraphDispatchToken);
   return docsifier.AsDoc(node);
 }
 
@@ -32,6 +34,8 @@ std::string Render(const ObjectRef& node, const std::vector<ObjectRef>& highligh
   for (const ObjectRef& highlight : highlights) {
     if (highlight) render_options.highlight_sources.insert(highlight.get());
   }
+  // The loop dialect has no Relay form: its nodes on their own always print as script.
+  if (printer::IsLoopDialectNode(node.get())) return printer::RenderScript(doc, render_options);
   switch (options.format) {
     case PrintOptions::Format::kScript:
       return printer::RenderScript(doc, render_options);

@@ -1,6 +1,9 @@
 // The public printing API: graph IR (modules, any expression as a fragment, types) as the
 // canonical Relay-style text of docs/graph-text-format.md or as a Python-like script, with
 // underlines under chosen nodes for diagnostics, and the structural-equality failure report.
+// Loop IR (PrimFuncs, statements, expressions, buffers; docs/loop-script-format.md) prints as
+// script whatever the format; in a module printed as Relay text, a PrimFunc keeps the script's
+// constructs in Relay spelling (`#[T.prim_func]`, `%` locals, braces, `/* si=... */`).
 // Output is deterministic: the same IR prints the same bytes, on any thread.
 #pragma once
 
@@ -27,7 +30,7 @@ std::string PrintModule(const IRModule& module, const PrintOptions& options = {}
 // at first use (a Function prints as `fn (...) {...}`).
 std::string PrintExpr(const Expr& expr, const PrintOptions& options = {});
 std::string PrintType(const Type& type, const PrintOptions& options = {});
-// Any of the above (an IRModule, Expr or Type handle; null prints as "None").
+// Any of the above, or a loop-dialect node (null prints as "None").
 std::string PrintNode(const ObjectRef& node, const PrintOptions& options = {});
 
 // As above, with a line of `^^^` under the text of each of `nodes` (every place it prints).

@@ -8,6 +8,8 @@
 #include "engine/transform/defuse_ops.h"
 #include "engine/transform/device_plan_lite.h"
 #include "engine/transform/eliminate_common_subexpr.h"
+#include "engine/transform/fold_constant.h"
+#include "engine/transform/fold_scale_axis.h"
 #include "engine/transform/fuse_ops.h"
 #include "engine/transform/infer_type.h"
 #include "engine/transform/inline.h"
@@ -38,6 +40,9 @@ void RegisterBuiltinPasses(PassRegistry& registry) {
       {transform::SimplifyExpr,
        "collapse reshape, transpose and cast chains; remove identity ops"},
       {transform::EliminateCommonSubexpr, "compute each distinct value once, merging spans"},
+      {transform::FoldConstant,
+       "evaluate constant subgraphs through the op compute definitions and the interpreter"},
+      {transform::FoldScaleAxis, "fold per-channel scale multiplies into conv / dense weights"},
       {transform::DeadCodeElimination, "remove let bindings whose variable is unused"},
       {transform::CanonicalizeOps, "rewrite nn.bias_add into expand_dims and add"},
       {transform::DefuseOps, "inline fused (Primitive) functions back into their callers"},

@@ -64,6 +64,8 @@ class Inliner {
 
   // `func` with every inlinable call expanded.
   BaseFunc Expand(const GlobalVar& name, const BaseFunc& func) {
+    // Loop PrimFuncs hold no graph calls to expand.
+    if (func->kind() != ObjectKind::kFunction) return func;
     auto done = expanded_.find(name->name_hint);
     if (done != expanded_.end()) return done->second;
     in_progress_.insert(name->name_hint);
@@ -124,6 +126,7 @@ IRModule InlineModule(const IRModule& module) {
   // Marked functions nobody calls anymore were only there to be inlined.
   std::set<std::string> called;
   for (const auto& entry : functions) {
+    if (entry.second->kind() != ObjectKind::kFunction) continue;
     PostOrderVisit(entry.second, [&](const Expr& expr) {
       if (const auto* gv = expr.as<GlobalVarNode>()) called.insert(gv->name_hint);
     });

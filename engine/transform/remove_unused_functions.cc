@@ -19,7 +19,7 @@ IRModule RemoveUnreachable(const IRModule& module) {
   while (!worklist.empty()) {
     BaseFunc func = module->Lookup(worklist.back());
     worklist.pop_back();
-    if (!func) continue;
+    if (!func || func->kind() != ObjectKind::kFunction) continue;
     PostOrderVisit(func, [&](const Expr& expr) {
       if (const auto* gv = expr.as<GlobalVarNode>()) {
         if (reached.insert(gv->name_hint).second) worklist.push_back(gv->name_hint);
@@ -28,7 +28,11 @@ IRModule RemoveUnreachable(const IRModule& module) {
   }
   std::vector<IRModuleNode::Entry> kept;
   for (const auto& entry : module->functions) {
-    if (reached.count(entry.first->name_hint)) kept.push_back(entry);
+    // Loop PrimFuncs are kept: the calls inside them are not graph calls this walk sees.
+    if (reached.count(entry.first->name_hint) ||
+        entry.second->kind() != ObjectKind::kFunction) {
+      kept.push_back(entry);
+    }
   }
   if (kept.size() == module->functions.size()) return module;
   return MakeModule(std::move(kept), module->attrs);

@@ -9,7 +9,8 @@ namespace kiln::transform {
 
 // Keeps `main` and every function it reaches through global references,
 // transitively; a module without `main` is left as it is (nothing says what
-// its entry points are). Opt level 1.
+// its entry points are). Loop PrimFuncs are always kept and not walked.
+// Opt level 1.
 Pass RemoveUnusedFunctions();
 
 }  // namespace kiln::transform

@@ -3,7 +3,8 @@
 // under a PassContext built from the flags, and prints the result in the
 // requested format. Pass dumps, timing reports and bisection lines go to
 // stderr; the module alone goes to stdout. Without --passes or -O the tool
-// only prints, exactly as before pipelines existed.
+// only prints, exactly as before pipelines existed. --emit=loop and
+// --schedule-record lower the optimized module (lowering_output.h).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "engine/frontend/onnx/importer.h"
+#include "engine/loop/transform/register_loop_passes.h"
 #include "engine/op/type_inference.h"
 #include "engine/parser/parser.h"
 #include "engine/pass/configured_instruments.h"
@@ -32,10 +34,12 @@
 #include "engine/pass/pass_event.h"
 #include "engine/pass/pass_registry.h"
 #include "engine/pass/pass_timing.h"
+#include "engine/pass/pass_listing.h"
 #include "engine/pass/pipeline.h"
 #include "engine/pass/print_ir.h"
 #include "engine/printer/json_printer.h"
 #include "engine/printer/printer.h"
+#include "tools/kiln-opt/lowering_output.h"
 
 ABSL_FLAG(std::string, format, "relay",
           "output format: relay (canonical graph text), script (Python-like), json (see "
@@ -83,6 +87,16 @@ ABSL_FLAG(bool, list_passes, false,
           "print every registered pass (name, opt level, required passes, summary, options)");
 ABSL_FLAG(std::string, reproducer_dir, "",
           "on a pass failure, write the failing pass's input IR and a RUN line here");
+
+// Lowering (tools/kiln-opt/lowering_output.h).
+ABSL_FLAG(std::string, emit, "graph",
+          "what to print: graph (the graph module) or loop (run the graph pipeline, -O2's when "
+          "none is given, lower, run the default loop pipeline, print the loop module as script, or "
+          "as JSON with --format=json)");
+ABSL_FLAG(std::string, schedule_record, "",
+          "print the schedule record of the kernels SELECTOR names (the call index in the "
+          "optimized main, a fused function name, or an ONNX layer name) after lowering; "
+          "--format=json prints one JSON object per step");
 
 namespace {
 
@@ -363,6 +377,9 @@ int RunPipeline(const std::string& pipeline_text, const std::vector<std::string>
     absl::Status closed = scope.Close();
     if (result.ok() && !closed.ok()) result = closed;
   }
+  for (const kiln::PassDiagnostic& diagnostic : context.diagnostics()) {
+    std::cerr << "kiln-opt: " << kiln::FormatDiagnostic(diagnostic) << "\n";
+  }
   if (timing) {
     std::cerr << (time_passes == "list" ? timing->RenderList() : timing->RenderTree());
   }
@@ -400,8 +417,13 @@ int main(int argc, char** argv) {
     return 0;
   }
   kiln::RegisterBuiltinPasses(kiln::PassRegistry::Global());
+  kiln::loop::transform::RegisterLoopPasses(kiln::PassRegistry::Global());
   if (absl::GetFlag(FLAGS_list_passes)) {
-    ListPasses(kiln::PassRegistry::Global());
+    if (absl::GetFlag(FLAGS_format) == "json") {
+      std::printf("%s\n", kiln::PassRegistryToJson(kiln::PassRegistry::Global()).dump(2).c_str());
+    } else {
+      ListPasses(kiln::PassRegistry::Global());
+    }
     return 0;
   }
   if (positional.size() != 2) return Fail("expected exactly one input file (or - for stdin)");
@@ -439,12 +461,29 @@ int main(int argc, char** argv) {
   print_options.format =
       format == "script" ? kiln::PrintOptions::Format::kScript : kiln::PrintOptions::Format::kRelay;
 
+  std::string emit = absl::GetFlag(FLAGS_emit);
+  if (emit != "graph" && emit != "loop") {
+    return Fail(absl::StrCat("unknown --emit '", emit, "' (expected graph or loop)"));
+  }
+  bool lowering = emit == "loop" || !absl::GetFlag(FLAGS_schedule_record).empty();
+
   // --passes names the pipeline; -O alone runs the default one of its level.
   std::string pipeline = absl::GetFlag(FLAGS_passes);
   if (pipeline.empty() && opt_level >= 0) pipeline = kiln::DefaultPipeline(opt_level);
+  // Lowering needs fused, typed functions: the default pipeline provides them.
+  if (pipeline.empty() && lowering) pipeline = kiln::DefaultPipeline(2);
   if (!pipeline.empty()) {
     int code = RunPipeline(pipeline, args.configs, print_options, format == "json", &*module);
     if (code != 0) return code;
+  }
+  if (lowering) {
+    kiln_opt::LoweringOutputOptions lowering_options;
+    lowering_options.configs = args.configs;
+    lowering_options.opt_level = opt_level;
+    lowering_options.schedule_record = absl::GetFlag(FLAGS_schedule_record);
+    lowering_options.json = format == "json";
+    lowering_options.print_options = print_options;
+    return kiln_opt::EmitLowered(*module, lowering_options);
   }
 
   std::string output =

@@ -34,8 +34,13 @@ absl::StatusOr<const TensorTypeNode*> ConvertContext::InputTensorType(size_t i) 
 
 TensorData ConvertContext::ConstantInput(size_t i) const {
   if (!HasInput(i)) return nullptr;
-  const auto* constant = inputs_[i].as<ConstantNode>();
-  return constant ? constant->data : nullptr;
+  if (const auto* constant = inputs_[i].as<ConstantNode>()) return constant->data;
+  // A graph input whose value the caller fixed (OnnxImportOptions::input_values).
+  if (const auto* var = inputs_[i].as<VarNode>()) {
+    auto it = options_.input_values.find(var->name_hint);
+    if (it != options_.input_values.end()) return it->second;
+  }
+  return nullptr;
 }
 
 absl::StatusOr<std::vector<int64_t>> ConvertContext::ConstantInts(size_t i,

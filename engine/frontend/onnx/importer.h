@@ -24,6 +24,11 @@ struct OnnxImportOptions {
   bool initializers_as_params = false;
   // Static shapes for graph inputs, replacing symbolic or fixed dims.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Values of graph inputs known at compile time (specialization, as TVM's
+  // freeze_params does for chosen inputs). A value is used only where an
+  // operator needs one at compile time (a Reshape's shape, TopK's k, Resize's
+  // scales, ...); everywhere else the input stays a parameter of main.
+  std::map<std::string, TensorData> input_values;
   // Limits, checked before anything is allocated.
   uint64_t max_model_bytes = uint64_t{4} << 30;
   int64_t max_tensor_elements = int64_t{1} << 31;

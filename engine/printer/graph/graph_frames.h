@@ -9,21 +9,17 @@
 
 #include "engine/ir/expr.h"
 #include "engine/printer/ir_docsifier.h"
+#include "engine/printer/module_frame.h"
 
 namespace kiln::printer::graph {
 
-class GraphModuleFrame final : public Frame {
+// The pending top-level definition lives in the dialect-neutral ModuleFrame, so a module's
+// functions of other dialects (loop PrimFuncs) print as named definitions too.
+class GraphModuleFrame final : public ModuleFrame {
  public:
-  GraphModuleFrame() : Frame(/*is_name_scope=*/true) {}
-
   // K of `meta[Constant][K]` for `constant`, numbering distinct nodes in order of first print.
   int MetadataIndex(const Constant& constant);
   const std::vector<Constant>& metadata() const { return metadata_; }
-
-  // Set by the module builder around printing one function at the top level: that function
-  // prints as `def @name`, any other as `fn`.
-  const Object* pending_definition = nullptr;
-  IdDoc pending_name;
 
  private:
   std::vector<Constant> metadata_;

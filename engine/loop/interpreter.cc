@@ -1,0 +1,192 @@
+// The interpreter's entry points: argument checking, the module's kernel
+// table (each kernel compiled once per run, on first call), and the shared
+// execution state (step budget, cancellation, memory limit, first error).
+#include "engine/loop/interpreter.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/loop/interpreter_program.h"
+#include "engine/support/status_macros.h"
+
+namespace kiln::loop {
+
+namespace interp {
+
+ExecState::ExecState(const InterpreterOptions& options) : options_(options) {
+  next_check_ = options_.max_steps;
+  if (options_.is_cancelled) {
+    next_check_ = std::min(next_check_, std::max<int64_t>(1, options_.cancellation_check_interval));
+  }
+}
+
+void ExecState::Fail(absl::Status status) {
+  if (failed_) return;
+  failed_ = true;
+  if (function_ != nullptr) {
+    status = absl::Status(status.code(), absl::StrCat("in function '", *function_, "': ",
+                                                      std::string(status.message())));
+  }
+  error_ = std::move(status);
+}
+
+bool ExecState::CheckLimits() {
+  if (failed_) return false;
+  if (steps_ > options_.max_steps) {
+    Fail(absl::ResourceExhaustedError(absl::StrCat(
+        "the interpreter's step budget of ", options_.max_steps,
+        " statements and expression evaluations is exhausted (raise "
+        "InterpreterOptions::max_steps to run longer programs)")));
+    return false;
+  }
+  if (options_.is_cancelled && options_.is_cancelled()) {
+    Fail(absl::CancelledError("the interpreter run was cancelled"));
+    return false;
+  }
+  next_check_ = options_.max_steps;
+  if (options_.is_cancelled) {
+    int64_t interval = std::max<int64_t>(1, options_.cancellation_check_interval);
+    if (steps_ < next_check_ - interval) next_check_ = steps_ + interval;
+  }
+  return true;
+}
+
+bool ExecState::ReserveAllocation(int64_t bytes, const std::string& what) {
+  if (bytes > options_.max_allocation_bytes - live_allocation_bytes_) {
+    Fail(absl::ResourceExhaustedError(absl::StrCat(
+        "allocation '", what, "' of ", bytes, " bytes exceeds the interpreter's memory limit of ",
+        options_.max_allocation_bytes, " bytes (", live_allocation_bytes_,
+        " bytes already allocated)")));
+    return false;
+  }
+  live_allocation_bytes_ += bytes;
+  return true;
+}
+
+}  // namespace interp
+
+namespace {
+
+using interp::CompiledFunc;
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+absl::Status CheckArgs(const PrimFuncNode& func, const std::string& name,
+                       const std::vector<HostTensor*>& args) {
+  if (args.size() != func.params.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("function '", name, "' takes ",
+                                                   func.params.size(), " arguments, got ",
+                                                   args.size()));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Buffer& param = func.param_buffer(i);
+    const HostTensor* arg = args[i];
+    if (arg == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " for parameter '",
+                                                     param->name, "' of '", name,
+                                                     "' is null"));
+    }
+    // The element count of a hostile shape may overflow: count carefully.
+    int64_t num_bytes = DataTypeBytes(arg->dtype);
+    bool valid_shape = true;
+    for (int64_t d : arg->shape) {
+      valid_shape = valid_shape && d >= 0 && !__builtin_mul_overflow(num_bytes, d, &num_bytes);
+    }
+    if (!valid_shape || static_cast<int64_t>(arg->bytes.size()) != num_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " for parameter '", param->name, "' of '", name, "' holds ",
+          arg->bytes.size(), " bytes, which does not fit its type ", DataTypeName(arg->dtype),
+          ShapeString(arg->shape)));
+    }
+    if (arg->dtype != param->dtype || arg->NumElements() != param->NumElements()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " for parameter '", param->name, "' of '", name, "' is ",
+          DataTypeName(arg->dtype), ShapeString(arg->shape), " (", arg->NumElements(),
+          " elements), but the parameter is ", DataTypeName(param->dtype),
+          ShapeString(param->shape), " (", param->NumElements(), " elements)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Execute(const CompiledFunc& compiled, const std::vector<HostTensor*>& args,
+                     const InterpreterOptions& options) {
+  KILN_RETURN_IF_ERROR(CheckArgs(*compiled.func, compiled.name, args));
+  std::vector<interp::StorageView> storages;
+  storages.reserve(args.size());
+  for (HostTensor* arg : args) {
+    storages.push_back(interp::StorageView{reinterpret_cast<uint8_t*>(arg->bytes.data()),
+                                           static_cast<int64_t>(arg->bytes.size())});
+  }
+  interp::ExecState state(options);
+  interp::ExecuteCompiled(compiled, storages, &state);
+  return state.error();
+}
+
+// The module's PrimFuncs, compiled on first call. A kernel reached again
+// while it is being compiled calls itself, which the interpreter rejects (it
+// would never terminate, and compiled code has no stack for it either).
+class ModuleKernels {
+ public:
+  explicit ModuleKernels(IRModule module)
+      : module_(std::move(module)),
+        resolver_([this](const CallKernelNode& call) { return Get(call.callee->name_hint); }) {}
+
+  absl::StatusOr<const CompiledFunc*> Get(const std::string& name) {
+    auto it = compiled_.find(name);
+    if (it != compiled_.end()) return it->second.get();
+    if (in_progress_.count(name) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel '", name, "' calls itself (directly or through other kernels)"));
+    }
+    BaseFunc func = module_->Lookup(name);
+    if (!func.defined()) {
+      return absl::NotFoundError(absl::StrCat("the module has no function '", name, "'"));
+    }
+    PrimFunc prim_func(func.as<PrimFuncNode>());
+    if (!prim_func.defined()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", name, "' is a graph function, not a PrimFunc"));
+    }
+    in_progress_.insert(name);
+    auto compiled = interp::CompilePrimFunc(prim_func, name, resolver_);
+    in_progress_.erase(name);
+    if (!compiled.ok()) return compiled.status();
+    const CompiledFunc* result = compiled->get();
+    compiled_.emplace(name, std::move(*compiled));
+    return result;
+  }
+
+ private:
+  IRModule module_;
+  interp::KernelResolver resolver_;
+  std::map<std::string, std::unique_ptr<CompiledFunc>> compiled_;
+  std::set<std::string> in_progress_;
+};
+
+}  // namespace
+
+absl::Status RunPrimFunc(const PrimFunc& func, const std::vector<HostTensor*>& args,
+                         const InterpreterOptions& options) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledFunc> compiled,
+                        interp::CompilePrimFunc(func, "prim_func", nullptr));
+  return Execute(*compiled, args, options);
+}
+
+absl::Status RunModuleFunction(const IRModule& module, std::string_view name,
+                               const std::vector<HostTensor*>& args,
+                               const InterpreterOptions& options) {
+  ModuleKernels kernels(module);
+  KILN_ASSIGN_OR_RETURN(const CompiledFunc* compiled, kernels.Get(std::string(name)));
+  return Execute(*compiled, args, options);
+}
+
+}  // namespace kiln::loop

@@ -1,0 +1,249 @@
+// The StorageRewrite loop pass: liveness by sequence position, greedy reuse.
+#include "engine/loop/transform/storage_rewrite.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/loop/functor.h"
+#include "engine/loop/transform/prim_func_pass.h"
+
+namespace kiln::loop::transform {
+namespace {
+
+constexpr size_t kUnused = std::numeric_limits<size_t>::max();
+
+// The storage variables a statement touches (through buffers or directly).
+class StorageUses final : public StmtExprVisitor {
+ public:
+  std::unordered_set<const VarNode*> vars;  // membership tests only
+
+  void VisitBuffer(const Buffer& buffer) override { vars.insert(buffer->data.get()); }
+
+ protected:
+  void VisitVar_(const VarNode* op) override { vars.insert(op); }
+};
+
+// Rewrites every use of a merged storage variable to the shared one.
+class StorageRemapper final : public StmtExprMutator {
+ public:
+  explicit StorageRemapper(const std::unordered_map<const VarNode*, Var>& remap) : remap_(remap) {}
+
+ protected:
+  PrimExpr VisitVar_(const VarNode* op, const PrimExpr& self) override {
+    auto it = remap_.find(op);
+    return it != remap_.end() ? PrimExpr(it->second) : self;
+  }
+
+  PrimExpr VisitBufferLoad_(const BufferLoadNode* op, const PrimExpr& self) override {
+    PrimExpr visited = StmtExprMutator::VisitBufferLoad_(op, self);
+    const auto* load = visited.as<BufferLoadNode>();
+    Buffer buffer = Remap(load->buffer);
+    if (buffer.same_as(load->buffer)) return visited;
+    return MakeBufferLoad(buffer, load->indices, load->span);
+  }
+
+  Stmt VisitBufferStore_(const BufferStoreNode* op, const Stmt& self) override {
+    Stmt visited = StmtExprMutator::VisitBufferStore_(op, self);
+    const auto* store = visited.as<BufferStoreNode>();
+    Buffer buffer = Remap(store->buffer);
+    if (buffer.same_as(store->buffer)) return visited;
+    return MakeBufferStore(buffer, store->value, store->indices, store->span);
+  }
+
+  Stmt VisitCallKernel_(const CallKernelNode* op, const Stmt& self) override {
+    std::vector<Buffer> args;
+    bool changed = false;
+    for (const Buffer& arg : op->args) {
+      args.push_back(Remap(arg));
+      changed |= !args.back().same_as(arg);
+    }
+    if (!changed) return self;
+    return MakeCallKernel(op->callee, std::move(args), op->span);
+  }
+
+ private:
+  Buffer Remap(const Buffer& buffer) {
+    auto var = remap_.find(buffer->data.get());
+    if (var == remap_.end()) return buffer;
+    auto it = views_.find(buffer.get());
+    if (it != views_.end()) return it->second.second;
+    Buffer view = MakeBufferView(buffer->name, var->second, buffer->dtype, buffer->shape,
+                                 buffer->elem_offset, buffer->strides, buffer->scope);
+    views_.emplace(buffer.get(), std::make_pair(buffer, view));
+    return view;
+  }
+
+  const std::unordered_map<const VarNode*, Var>& remap_;
+  std::unordered_map<const BufferNode*, std::pair<Buffer, Buffer>> views_;  // lookup only
+};
+
+struct Candidate {
+  const AllocateNode* alloc;
+  size_t first;
+  size_t last;
+  bool heads_item;  // an Allocate at the head of an item, not around the sequence
+};
+
+struct Slot {
+  std::vector<size_t> members;  // indices into the candidates, in order of first use
+  size_t last;
+  int64_t extent;
+};
+
+class StoragePlanner final : public StmtExprMutator {
+ public:
+  PrimExpr VisitExpr(const PrimExpr& expr) override { return expr; }
+
+ protected:
+  Stmt VisitAllocate_(const AllocateNode*, const Stmt& self) override {
+    std::vector<const AllocateNode*> chain;
+    Stmt core = self;
+    while (const auto* alloc = core.as<AllocateNode>()) {
+      chain.push_back(alloc);
+      core = alloc->body;
+    }
+    if (const auto* seq = core.as<SeqStmtNode>()) return PlanSequence(chain, seq, self);
+    Stmt body = VisitStmt(core);
+    if (body.same_as(core)) return self;
+    return Wrap(chain, body);
+  }
+
+  Stmt VisitSeqStmt_(const SeqStmtNode* op, const Stmt& self) override {
+    return PlanSequence({}, op, self);
+  }
+
+ private:
+  // `chain` (outermost first) around `body`, each Allocate with its own span.
+  static Stmt Wrap(const std::vector<const AllocateNode*>& chain, Stmt body) {
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const AllocateNode* a = *it;
+      body = MakeAllocate(a->data, a->dtype, a->extent, a->scope, body, a->span);
+    }
+    return body;
+  }
+
+  Stmt PlanSequence(const std::vector<const AllocateNode*>& chain, const SeqStmtNode* seq,
+                    const Stmt& self) {
+    // Items first: inner sequences are planned on their own.
+    std::vector<Stmt> items;
+    bool items_changed = false;
+    for (const Stmt& item : seq->seq) {
+      items.push_back(VisitStmt(item));
+      items_changed |= !items.back().same_as(item);
+    }
+
+    std::vector<Candidate> candidates;
+    std::vector<StorageUses> uses(items.size());
+    for (size_t j = 0; j < items.size(); ++j) uses[j].VisitStmt(items[j]);
+    for (const AllocateNode* alloc : chain) {
+      Candidate c{alloc, kUnused, kUnused, false};
+      for (size_t j = 0; j < items.size(); ++j) {
+        if (!uses[j].vars.count(alloc->data.get())) continue;
+        if (c.first == kUnused) c.first = j;
+        c.last = j;
+      }
+      candidates.push_back(c);
+    }
+    std::vector<Stmt> cores(items.size());
+    for (size_t j = 0; j < items.size(); ++j) {
+      Stmt core = items[j];
+      while (const auto* alloc = core.as<AllocateNode>()) {
+        candidates.push_back(Candidate{alloc, j, j, true});
+        core = alloc->body;
+      }
+      cores[j] = core;
+    }
+
+    // Greedy reuse in order of first use (ties keep the order found).
+    std::vector<size_t> order;
+    bool dropped = false;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      if (candidates[c].first == kUnused) {
+        dropped = true;  // around the sequence and never used
+        continue;
+      }
+      order.push_back(c);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      return candidates[x].first < candidates[y].first;
+    });
+    std::vector<Slot> slots;
+    for (size_t c : order) {
+      const Candidate& cand = candidates[c];
+      Slot* reuse = nullptr;
+      for (Slot& slot : slots) {
+        const AllocateNode* owner = candidates[slot.members[0]].alloc;
+        if (owner->dtype == cand.alloc->dtype && owner->scope == cand.alloc->scope &&
+            slot.last < cand.first) {
+          reuse = &slot;
+          break;
+        }
+      }
+      if (reuse == nullptr) {
+        slots.push_back(Slot{{c}, cand.last, cand.alloc->extent});
+        continue;
+      }
+      reuse->members.push_back(c);
+      reuse->last = cand.last;
+      reuse->extent = std::max(reuse->extent, cand.alloc->extent);
+    }
+    bool merged = std::any_of(slots.begin(), slots.end(),
+                              [](const Slot& slot) { return slot.members.size() > 1; });
+    if (!merged && !dropped) {
+      if (!items_changed) return self;
+      Stmt body = MakeSeqStmt(std::move(items), seq->span);
+      return Wrap(chain, body);
+    }
+
+    // Hoist every slot that serves several allocations or one around the
+    // sequence; an item's own allocation that shares nothing stays put.
+    std::unordered_map<const VarNode*, Var> remap;
+    std::unordered_set<const AllocateNode*> hoisted;  // membership only
+    std::vector<Stmt> hoisted_allocs;                 // slot order
+    std::vector<const Slot*> hoisted_slots;
+    for (const Slot& slot : slots) {
+      const Candidate& owner = candidates[slot.members[0]];
+      if (slot.members.size() == 1 && owner.heads_item) continue;
+      hoisted_slots.push_back(&slot);
+      for (size_t m : slot.members) {
+        hoisted.insert(candidates[m].alloc);
+        if (m != slot.members[0]) remap.emplace(candidates[m].alloc->data.get(), owner.alloc->data);
+      }
+    }
+    StorageRemapper remapper(remap);
+    std::vector<Stmt> new_items;
+    for (size_t j = 0; j < items.size(); ++j) {
+      std::vector<const AllocateNode*> kept;
+      Stmt s = items[j];
+      while (s->kind() == ObjectKind::kAllocate) {
+        const auto* alloc = s.as<AllocateNode>();
+        if (!hoisted.count(alloc)) kept.push_back(alloc);
+        s = alloc->body;
+      }
+      new_items.push_back(Wrap(kept, remapper.VisitStmt(cores[j])));
+    }
+    Stmt body = MakeSeqStmt(std::move(new_items), seq->span);
+    for (auto it = hoisted_slots.rbegin(); it != hoisted_slots.rend(); ++it) {
+      const AllocateNode* owner = candidates[(*it)->members[0]].alloc;
+      body = MakeAllocate(owner->data, owner->dtype, (*it)->extent, owner->scope, body,
+                          owner->span);
+    }
+    return body;
+  }
+};
+
+}  // namespace
+
+Pass StorageRewrite() {
+  return CreatePrimFuncBodyPass(
+      [](const PrimFunc& func, PassContext&) {
+        StoragePlanner planner;
+        return planner.VisitStmt(func->body);
+      },
+      PassInfo{"StorageRewrite", 1, {}, PassStage::kLoop});
+}
+
+}  // namespace kiln::loop::transform

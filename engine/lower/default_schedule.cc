@@ -1,0 +1,122 @@
+// The default schedule heuristics, stage by stage.
+#include "engine/lower/default_schedule.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace kiln::lower {
+namespace {
+
+// The widest vector width that divides `extent`, or 0.
+int64_t VectorFactor(int64_t extent) {
+  for (int64_t width : kVectorWidths) {
+    if (extent >= width && extent % width == 0) return width;
+  }
+  return 0;
+}
+
+bool IsReduction(const te::Stage& stage) {
+  return stage.op->body.has_value() && stage.op->body->reduce.has_value();
+}
+
+// Fuses the leading data-parallel leaves (stopping before `stop`) until the
+// loop has kMinParallelExtent iterations, and marks the result parallel.
+void ParallelizeOuter(te::Schedule& schedule, const te::Tensor& t, const te::IterVar& stop) {
+  std::vector<te::IterVar> leaves = schedule.LeafIterVars(t);
+  if (leaves.empty() || leaves[0]->is_reduce || leaves[0] == stop) return;
+  te::IterVar fused = leaves[0];
+  for (size_t i = 1; i < leaves.size() && fused->extent < kMinParallelExtent; ++i) {
+    if (leaves[i]->is_reduce || leaves[i] == stop) break;
+    te::IterVar next = schedule.Fuse(t, fused, leaves[i]);
+    if (!next) return;  // the error is in schedule.status()
+    fused = next;
+  }
+  schedule.Parallel(t, fused);
+}
+
+void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t) {
+  std::vector<te::IterVar> axes = schedule.Axes(t);
+  std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
+  if (axes.empty()) return;  // a full reduction to a scalar: one serial nest
+
+  const te::IterVar& x = axes.back();
+  int64_t lanes = VectorFactor(x->extent);
+  if (lanes == 0) {
+    ParallelizeOuter(schedule, t, nullptr);
+    return;
+  }
+  te::IterVar x_outer, x_inner = x;
+  if (x->extent > lanes) std::tie(x_outer, x_inner) = schedule.Split(t, x, lanes);
+
+  te::IterVar y_outer, y_inner;
+  if (axes.size() >= 2) {
+    const te::IterVar& y = axes[axes.size() - 2];
+    if (y->extent > kReductionRowTile && y->extent % kReductionRowTile == 0) {
+      std::tie(y_outer, y_inner) = schedule.Split(t, y, kReductionRowTile);
+    }
+  }
+
+  // [outer axes..., y.outer, x.outer, reduce axes..., y.inner, x.inner]: each
+  // reduce step updates a tile of outputs, the vector lanes innermost.
+  std::vector<te::IterVar> order;
+  for (size_t i = 0; i + 2 < axes.size(); ++i) order.push_back(axes[i]);
+  if (axes.size() >= 2) order.push_back(y_outer ? y_outer : axes[axes.size() - 2]);
+  if (x_outer) order.push_back(x_outer);
+  order.insert(order.end(), reduce_axes.begin(), reduce_axes.end());
+  if (y_inner) order.push_back(y_inner);
+  order.push_back(x_inner);
+  schedule.Reorder(t, order);
+  schedule.Vectorize(t, x_inner);
+  // The tile loops stay serial: only loops outside the reduction run in parallel.
+  ParallelizeOuter(schedule, t, reduce_axes.empty() ? x_inner : reduce_axes.front());
+}
+
+void ScheduleElementwise(te::Schedule& schedule, const te::Tensor& t) {
+  std::vector<te::IterVar> leaves = schedule.LeafIterVars(t);
+  if (leaves.empty()) return;  // a scalar
+  te::IterVar fused = leaves[0];
+  for (size_t i = 1; i < leaves.size() && fused; ++i) fused = schedule.Fuse(t, fused, leaves[i]);
+  if (!fused) return;
+  int64_t lanes = VectorFactor(fused->extent);
+  if (lanes == 0) {
+    schedule.Parallel(t, fused);
+  } else if (fused->extent == lanes) {
+    schedule.Vectorize(t, fused);
+  } else {
+    auto [outer, inner] = schedule.Split(t, fused, lanes);
+    schedule.Vectorize(t, inner);
+    schedule.Parallel(t, outer);
+  }
+}
+
+}  // namespace
+
+te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool keep_record) {
+  te::Schedule schedule = te::Schedule::Create(outputs, te::ScheduleOptions{keep_record});
+
+  // Stages are replaced as primitives apply, so decide from the operations.
+  std::vector<te::Tensor> computes;
+  for (const te::StagePtr& stage : schedule.stages()) {
+    if (!stage->is_placeholder()) computes.push_back(te::Tensor(stage->op));
+  }
+
+  std::vector<te::Tensor> roots;
+  for (const te::Tensor& t : computes) {
+    const te::Stage* stage = schedule.FindStage(t);
+    if (!stage->is_output && !IsReduction(*stage)) {
+      schedule.ComputeInline(t);
+    } else {
+      roots.push_back(t);
+    }
+  }
+  for (const te::Tensor& t : roots) {
+    if (IsReduction(*schedule.FindStage(t))) {
+      ScheduleReduction(schedule, t);
+    } else {
+      ScheduleElementwise(schedule, t);
+    }
+  }
+  return schedule;
+}
+
+}  // namespace kiln::lower

@@ -1,0 +1,41 @@
+// The default schedule of one fused function's tensors: what every kernel
+// gets before any tuning. Elementwise and injective producers are inlined
+// into their readers; each remaining stage gets a loop nest whose outer loops
+// run in parallel and whose innermost data-parallel loop is vectorized when
+// its extent allows. Every primitive goes through te::Schedule, so the
+// schedule record shows each decision.
+#pragma once
+
+#include <vector>
+
+#include "engine/te/schedule.h"
+#include "engine/te/tensor.h"
+
+namespace kiln::lower {
+
+// Lanes tried for the innermost loop, widest first; an extent that is a
+// multiple of none of them is not vectorized (no guarded vector loops).
+inline constexpr int64_t kVectorWidths[] = {8, 4};
+// Leading data-parallel loops are fused until the parallel loop has at least
+// this many iterations (or no data-parallel loop is left to fuse).
+inline constexpr int64_t kMinParallelExtent = 16;
+// The extent the second-innermost output loop of a reduction is tiled by,
+// when it divides that extent (a register tile with the vector loop).
+inline constexpr int64_t kReductionRowTile = 4;
+
+// The schedule of `outputs` (the results of one fused function):
+//  * every compute stage that is not an output and does not reduce is inlined
+//    into its readers (compute_inline);
+//  * a reduction stage (conv2d, dense, matmul, pooling, reduce, the maxima and
+//    sums of softmax, ...): the innermost output axis is split by a vector
+//    width that divides it, the axis before it is tiled by kReductionRowTile,
+//    the reduce loops move inside the outer output loops and outside the tile,
+//    the vector loop is vectorized, and the outer loops are fused and run in
+//    parallel;
+//  * any other stage left (an elementwise or injective output): all axes are
+//    fused, split by a vector width that divides the total, the inner loop
+//    vectorized and the outer one parallel.
+// Primitive errors are kept in the schedule's status() (see schedule.h).
+te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool keep_record);
+
+}  // namespace kiln::lower

@@ -1,0 +1,573 @@
+// Graph main -> loop main: a post-order walk of main's dataflow graph records
+// one step per kernel call over numbered values; storage is decided once all
+// steps are known (outputs bound first, then the workspace plan), and main's
+// body is the CallKernel sequence over the resulting buffers.
+#include "engine/lower/lower_module.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/lower/default_schedule.h"
+#include "engine/lower/lower_primitive.h"
+#include "engine/lower/lowering_util.h"
+#include "engine/lower/memory_plan.h"
+#include "engine/op/op_registry.h"
+#include "engine/support/status_macros.h"
+#include "engine/te/lower_schedule.h"
+
+namespace kiln::lower {
+namespace {
+
+// A valid identifier for printed loop IR: ONNX names hold '/', '.', ':'.
+std::string Identifier(const std::string& hint) {
+  std::string name;
+  for (char c : hint) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    name.push_back(ok ? c : '_');
+  }
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) name = absl::StrCat("v", name);
+  return name;
+}
+
+std::string KernelBaseName(const std::string& op_name) {
+  std::string name = absl::StrCat("fused_", op_name);
+  for (char& c : name) {
+    if (c == '.') c = '_';
+  }
+  return name;
+}
+
+// A value flowing through main: a tensor leaf of some graph expression.
+struct Value {
+  enum class Origin { kInput, kOutput, kConstant, kKernel, kView };
+  Value(Origin origin, DataType dtype, std::vector<int64_t> shape, std::string name)
+      : origin(origin), dtype(dtype), shape(std::move(shape)), name(std::move(name)) {}
+
+  Origin origin;
+  DataType dtype;
+  std::vector<int64_t> shape;
+  std::string name;
+  // The value whose storage this one uses: itself, except for views (the
+  // root of the viewed value).
+  int root = -1;
+  int step = -1;      // kKernel: the step writing it
+  int last_use = -1;  // the last step reading it or any view of it (roots only)
+  loop::Buffer buffer;
+  int64_t NumElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+};
+
+struct Step {
+  int kernel;
+  std::vector<int> args;  // value ids, in the kernel's parameter order
+  Span span;
+};
+
+// A kernel while main is being lowered.
+struct KernelEntry {
+  LoweredKernel info;
+  loop::PrimFunc func;
+  GlobalVar global;
+  std::vector<Constant> constants;
+};
+
+class MainLowering {
+ public:
+  MainLowering(const FunctionNode& main, const LowerOptions& options)
+      : main_(main), options_(options) {}
+
+  absl::StatusOr<LoweredModule> Run() {
+    KILN_RETURN_IF_ERROR(AddInputs());
+    KILN_RETURN_IF_ERROR(Walk());
+    KILN_RETURN_IF_ERROR(AddOutputs());
+    KILN_RETURN_IF_ERROR(AssignStorage());
+    return Build();
+  }
+
+ private:
+  int NewValue(Value value) {
+    int id = static_cast<int>(values_.size());
+    if (value.root < 0) value.root = id;
+    values_.push_back(std::move(value));
+    return id;
+  }
+
+  // `base`, or `base_1`, `base_2`, ... when taken (numbered per base, so
+  // thousands of kernels of one name stay linear).
+  std::string UniqueName(const std::string& base) {
+    if (used_names_.insert(base).second) return base;
+    int& suffix = next_suffix_[base];
+    std::string name;
+    do {
+      name = absl::StrCat(base, "_", ++suffix);
+    } while (!used_names_.insert(name).second);
+    return name;
+  }
+
+  absl::Status AddInputs() {
+    for (const Var& param : main_.params) {
+      Type type = param->checked_type ? param->checked_type : param->type_annotation;
+      absl::StatusOr<std::vector<TensorLeaf>> leaves = TensorLeaves(type);
+      if (!leaves.ok()) {
+        return Prefixed(NodePrefix(absl::StrCat("parameter %", param->name_hint), param->span),
+                        leaves.status());
+      }
+      std::vector<int>& ids = expr_values_[param.get()];
+      for (size_t i = 0; i < leaves->size(); ++i) {
+        std::string base = Identifier(param->name_hint);
+        if (leaves->size() > 1) absl::StrAppend(&base, "_", i);
+        Value value{Value::Origin::kInput, (*leaves)[i].dtype, (*leaves)[i].shape,
+                    UniqueName(base)};
+        value.buffer = loop::MakeBuffer(value.name, value.dtype, value.shape);
+        int id = NewValue(std::move(value));
+        ids.push_back(id);
+        inputs_.push_back(id);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Walk() {
+    return VisitDataflowPostOrder(
+        main_.body, [this](const Expr& expr) { return Visit(expr); },
+        [this](const LetNode& let) { expr_values_[let.var.get()] = expr_values_.at(let.value.get()); });
+  }
+
+  absl::Status Visit(const Expr& expr) {
+    switch (expr->kind()) {
+      case ObjectKind::kVar:
+        if (expr_values_.count(expr.get()) == 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              NodePrefix(absl::StrCat("%", expr.as<VarNode>()->name_hint), expr->span),
+              "free variable in main"));
+        }
+        return absl::OkStatus();
+      case ObjectKind::kConstant:
+        expr_values_[expr.get()] = {ConstantValue(Downcast<ConstantNode>(expr))};
+        return absl::OkStatus();
+      case ObjectKind::kCall:
+        return VisitCall(expr, *expr.as<CallNode>());
+      case ObjectKind::kTuple: {
+        std::vector<int> ids;
+        for (const Expr& element : expr.as<TupleNode>()->elements) {
+          const std::vector<int>& field = expr_values_.at(element.get());
+          ids.insert(ids.end(), field.begin(), field.end());
+        }
+        expr_values_[expr.get()] = std::move(ids);
+        return absl::OkStatus();
+      }
+      case ObjectKind::kTupleGetItem: {
+        const auto& get = *expr.as<TupleGetItemNode>();
+        const auto* tuple_type = get.tuple->checked_type.as<TupleTypeNode>();
+        if (tuple_type == nullptr || get.index < 0 ||
+            get.index >= static_cast<int>(tuple_type->fields.size())) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(NodePrefix("TupleGetItem", expr->span), "index ", get.index,
+                           " is out of range or the tuple is not typed (run InferType first)"));
+        }
+        int offset = 0;
+        for (int i = 0; i < get.index; ++i) offset += LeafCount(tuple_type->fields[i]);
+        int count = LeafCount(tuple_type->fields[get.index]);
+        const std::vector<int>& all = expr_values_.at(get.tuple.get());
+        expr_values_[expr.get()] =
+            std::vector<int>(all.begin() + offset, all.begin() + offset + count);
+        return absl::OkStatus();
+      }
+      case ObjectKind::kLet:
+        expr_values_[expr.get()] = expr_values_.at(expr.as<LetNode>()->body.get());
+        return absl::OkStatus();
+      case ObjectKind::kFunction:
+        return absl::UnimplementedError(absl::StrCat(
+            NodePrefix("function", expr->span), "function values in main are not supported"));
+      case ObjectKind::kGlobalVar:
+        return absl::UnimplementedError(
+            absl::StrCat(NodePrefix(absl::StrCat("@", expr.as<GlobalVarNode>()->name_hint),
+                                    expr->span),
+                         "global function values in main are not supported"));
+      default:
+        return absl::UnimplementedError(
+            absl::StrCat(NodePrefix(ObjectKindName(expr->kind()), expr->span),
+                         "not supported in main (lowering expects the graph normal form the "
+                         "default pipelines produce)"));
+    }
+  }
+
+  int ConstantValue(const Constant& constant) {
+    auto it = constant_values_.find(constant.get());
+    if (it != constant_values_.end()) return it->second;
+    const TensorDataNode& data = *constant->data;
+    Value value{Value::Origin::kConstant, data.dtype, data.shape,
+                UniqueName(absl::StrCat("const", constant_order_.size()))};
+    value.buffer = loop::MakeBuffer(value.name, value.dtype, value.shape);
+    int id = NewValue(std::move(value));
+    constant_values_[constant.get()] = id;
+    constant_order_.push_back({id, constant->data});
+    return id;
+  }
+
+  // A function that only gives its one input another shape, or null.
+  static const OpEntry* ViewOp(const FunctionNode& func) {
+    const auto* call = func.body.as<CallNode>();
+    if (call == nullptr || func.params.size() != 1 || call->args.size() != 1 ||
+        !call->args[0].same_as(func.params[0])) {
+      return nullptr;
+    }
+    const auto* op = call->op.as<OpNode>();
+    const OpEntry* entry = op ? OpRegistry::Global().Find(op->name) : nullptr;
+    return entry != nullptr && entry->non_computational ? entry : nullptr;
+  }
+
+  absl::Status VisitCall(const Expr& expr, const CallNode& call) {
+    int call_index = call_count_++;
+    std::vector<int> inputs;
+    for (const Expr& arg : call.args) {
+      const std::vector<int>& ids = expr_values_.at(arg.get());
+      inputs.insert(inputs.end(), ids.begin(), ids.end());
+    }
+    absl::StatusOr<std::vector<TensorLeaf>> result = TensorLeaves(expr->checked_type);
+
+    // The function the call runs: a fused one, or one made for a lone op.
+    Function func;
+    if (const auto* fn = call.op.as<FunctionNode>()) {
+      if (!fn->HasNonzeroAttr(kAttrPrimitive)) {
+        return absl::UnimplementedError(
+            absl::StrCat(NodePrefix("call", expr->span),
+                         "calls of non-primitive functions are not supported (run FuseOps)"));
+      }
+      func = Downcast<FunctionNode>(call.op);
+    } else if (const auto* op = call.op.as<OpNode>()) {
+      if (!result.ok()) {
+        return Prefixed(NodePrefix(op->name, expr->span), result.status());
+      }
+      func = SingleOpFunction(expr, call);
+    } else if (const auto* global = call.op.as<GlobalVarNode>()) {
+      return absl::UnimplementedError(
+          absl::StrCat(NodePrefix(absl::StrCat("call of @", global->name_hint), expr->span),
+                       "calls of global functions are not supported (run Inline)"));
+    } else {
+      return absl::UnimplementedError(absl::StrCat(
+          NodePrefix("call", expr->span), "the callee must be a fused function or an operator"));
+    }
+    if (!result.ok()) {
+      return Prefixed(NodePrefix(PrimitiveName(*func, call_index), expr->span), result.status());
+    }
+
+    if (ViewOp(*func) != nullptr && inputs.size() == 1 && result->size() == 1) {
+      const TensorLeaf& leaf = (*result)[0];
+      Value view{Value::Origin::kView, leaf.dtype, leaf.shape, ""};
+      view.root = values_[inputs[0]].root;
+      if (leaf.dtype == values_[inputs[0]].dtype &&
+          view.NumElements() == values_[inputs[0]].NumElements()) {
+        view.name = UniqueName(absl::StrCat("t", call_index));
+        expr_values_[expr.get()] = {NewValue(std::move(view))};
+        return absl::OkStatus();
+      }
+    }
+
+    KILN_ASSIGN_OR_RETURN(int kernel, KernelFor(func, call_index));
+    kernels_[kernel].info.call_indices.push_back(call_index);
+
+    Step step{kernel, inputs, Or(expr->span)};
+    int step_index = static_cast<int>(steps_.size());
+    std::vector<int> outputs;
+    for (size_t i = 0; i < result->size(); ++i) {
+      std::string base = absl::StrCat("t", call_index);
+      if (result->size() > 1) absl::StrAppend(&base, "_", i);
+      Value value{Value::Origin::kKernel, (*result)[i].dtype, (*result)[i].shape,
+                  UniqueName(base)};
+      value.step = step_index;
+      outputs.push_back(NewValue(std::move(value)));
+    }
+    step.args.insert(step.args.end(), outputs.begin(), outputs.end());
+    for (const Constant& constant : kernels_[kernel].constants) {
+      step.args.push_back(ConstantValue(constant));
+    }
+    for (int input : inputs) Use(input, step_index);
+    KILN_RETURN_IF_ERROR(CheckArgs(kernels_[kernel], step.args));
+    steps_.push_back(std::move(step));
+    expr_values_[expr.get()] = std::move(outputs);
+    return absl::OkStatus();
+  }
+
+  // `span`, or main's when it has none.
+  Span Or(const Span& span) const { return span ? span : main_.span; }
+
+  void Use(int value, int step) {
+    Value& root = values_[values_[value].root];
+    root.last_use = std::max(root.last_use, step);
+  }
+
+  // The kernel's params must be the values passed (an internal invariant of
+  // lowering, checked so a mismatch is a clear error, not a wrong result).
+  absl::Status CheckArgs(const KernelEntry& kernel, const std::vector<int>& args) {
+    const loop::PrimFuncNode& func = *kernel.func;
+    bool ok = func.params.size() == args.size();
+    for (size_t i = 0; ok && i < args.size(); ++i) {
+      const loop::Buffer& param = func.param_buffer(i);
+      ok = param->dtype == values_[args[i]].dtype && param->shape == values_[args[i]].shape;
+    }
+    if (ok) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat(NodePrefix(absl::StrCat("kernel ", kernel.info.name),
+                                                       kernel.info.span),
+                                            "its parameters do not match the call's values"));
+  }
+
+  // fn (%p0, ...) { op(%p0, ...) }, typed, for an operator called in main.
+  static Function SingleOpFunction(const Expr& expr, const CallNode& call) {
+    std::vector<Var> params;
+    std::vector<Expr> args;
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      Var param = MakeVar(absl::StrCat("p", i), call.args[i]->checked_type, call.args[i]->span);
+      params.push_back(param);
+      args.push_back(param);
+    }
+    Expr body = WithCheckedType(MakeCall(call.op, args, call.attrs, expr->span), expr->checked_type);
+    std::string name = KernelBaseName(call.op.as<OpNode>()->name);
+    Attrs attrs = MakeAttrs({{kAttrPrimitive, AttrValue(int64_t{1})}, {"name", AttrValue(name)}});
+    return MakeFunction(params, body, expr->checked_type, attrs, expr->span);
+  }
+
+  absl::StatusOr<int> KernelFor(const Function& func, int call_index) {
+    auto it = kernel_of_function_.find(func.get());
+    if (it != kernel_of_function_.end()) return it->second;
+    std::string function_name = PrimitiveName(*func, call_index);
+    std::string name = UniqueName(function_name);
+    KILN_ASSIGN_OR_RETURN(LoweredPrimitive lowered,
+                          LowerPrimitive(*func, name, options_.keep_schedule_record));
+    KernelEntry entry;
+    entry.info.name = name;
+    entry.info.function_name = function_name;
+    entry.info.span = func->span;
+    entry.info.schedule = std::move(lowered.schedule);
+    entry.info.schedule_params = std::move(lowered.params);
+    entry.func = std::move(lowered.func);
+    entry.global = MakeGlobalVar(name);
+    entry.constants = std::move(lowered.constants);
+    int index = static_cast<int>(kernels_.size());
+    kernels_.push_back(std::move(entry));
+    kernel_of_function_[func.get()] = index;
+    return index;
+  }
+
+  // out = in, for results that cannot be written in place. One kernel per
+  // dtype and shape.
+  absl::StatusOr<int> CopyKernel(const Value& like, const Span& span) {
+    std::string key = absl::StrCat(DataTypeName(like.dtype), ":", absl::StrJoin(like.shape, ","));
+    auto it = copy_kernels_.find(key);
+    if (it != copy_kernels_.end()) return it->second;
+    std::string name = UniqueName("copy");
+    te::SpanScope scope(span);
+    te::Tensor in = te::Placeholder("in", like.dtype, like.shape);
+    te::Tensor out = te::Compute(
+        "out", like.shape, {in},
+        [&](const std::vector<loop::Var>& i) {
+          return in(std::vector<loop::PrimExpr>(i.begin(), i.end()));
+        },
+        "elemwise");
+    KernelEntry entry;
+    entry.info.name = name;
+    entry.info.function_name = name;
+    entry.info.span = span;
+    entry.info.schedule = CreateDefaultSchedule({out}, options_.keep_schedule_record);
+    entry.info.schedule_params = {in, out};
+    KILN_ASSIGN_OR_RETURN(entry.func,
+                          te::LowerSchedule(entry.info.schedule, entry.info.schedule_params, name));
+    entry.global = MakeGlobalVar(name);
+    int index = static_cast<int>(kernels_.size());
+    kernels_.push_back(std::move(entry));
+    copy_kernels_[key] = index;
+    return index;
+  }
+
+  // The expressions whose values are main's results, one per tensor leaf.
+  void ResultExprs(Expr expr, std::vector<Expr>* out) {
+    while (const auto* let = expr.as<LetNode>()) expr = let->body;
+    if (const auto* tuple = expr.as<TupleNode>()) {
+      for (const Expr& element : tuple->elements) ResultExprs(element, out);
+      return;
+    }
+    for (int i = 0, n = std::max(1, LeafCount(expr->checked_type)); i < n; ++i) out->push_back(expr);
+  }
+
+  // Output params; each result is written in place by its producer when it
+  // can be, else copied after the kernels.
+  absl::Status AddOutputs() {
+    const std::vector<int>& results = expr_values_.at(main_.body.get());
+    std::vector<Expr> result_exprs;
+    ResultExprs(main_.body, &result_exprs);
+    struct Copy {
+      int value;
+      int out;
+      size_t result;  // index among the results
+    };
+    std::vector<Copy> copies;
+    for (size_t i = 0; i < results.size(); ++i) {
+      const Value& result = values_[results[i]];
+      Value out{Value::Origin::kOutput, result.dtype, result.shape,
+                UniqueName(results.size() == 1 ? "out" : absl::StrCat("out", i))};
+      out.buffer = loop::MakeBuffer(out.name, out.dtype, out.shape);
+      int out_id = NewValue(std::move(out));
+      outputs_.push_back(out_id);
+      int root = values_[results[i]].root;
+      if (values_[root].origin == Value::Origin::kKernel && output_of_root_.count(root) == 0) {
+        output_of_root_[root] = {out_id, results[i]};
+      } else {
+        copies.push_back(Copy{results[i], out_id, i});
+      }
+    }
+    for (const Copy& copy : copies) {
+      // The copied value's own span, else the span of the kernel writing it.
+      Span span = copy.result < result_exprs.size() ? result_exprs[copy.result]->span : nullptr;
+      const Value& root = values_[values_[copy.value].root];
+      if (!span && root.origin == Value::Origin::kKernel) span = steps_[root.step].span;
+      span = Or(span);
+      KILN_ASSIGN_OR_RETURN(int kernel, CopyKernel(values_[copy.out], span));
+      int step_index = static_cast<int>(steps_.size());
+      Use(copy.value, step_index);
+      steps_.push_back(Step{kernel, {copy.value, copy.out}, span});
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AssignStorage() {
+    // Roots written by kernels and not bound to an output, per dtype.
+    std::map<DataType, std::vector<int>> workspace_roots;
+    for (size_t id = 0; id < values_.size(); ++id) {
+      Value& value = values_[id];
+      if (value.origin != Value::Origin::kKernel) continue;
+      auto bound = output_of_root_.find(static_cast<int>(id));
+      if (bound != output_of_root_.end()) {
+        const Value& out = values_[bound->second.first];
+        value.buffer = bound->second.second == static_cast<int>(id)
+                           ? out.buffer
+                           : loop::MakeBufferView(value.name, out.buffer->data, value.dtype,
+                                                  value.shape);
+        continue;
+      }
+      workspace_roots[value.dtype].push_back(static_cast<int>(id));
+    }
+    for (const auto& [dtype, roots] : workspace_roots) {
+      std::vector<StorageRequest> requests;
+      for (int id : roots) {
+        const Value& value = values_[id];
+        requests.push_back(StorageRequest{value.NumElements(), value.step,
+                                          std::max(value.step, value.last_use)});
+      }
+      int64_t alignment = std::max<int64_t>(1, options_.workspace_alignment_bytes /
+                                                   DataTypeBytes(dtype));
+      StoragePlan plan = PlanStorage(requests, alignment);
+      loop::Var data = loop::MakeVar(absl::StrCat("workspace_", DataTypeName(dtype)),
+                                     loop::PrimType{dtype, 1});
+      workspaces_.push_back({data, dtype, plan.extent});
+      workspace_bytes_ += plan.extent * DataTypeBytes(dtype);
+      for (size_t i = 0; i < roots.size(); ++i) {
+        Value& value = values_[roots[i]];
+        value.buffer = loop::MakeBufferView(value.name, data, value.dtype, value.shape,
+                                            plan.offsets[i]);
+      }
+    }
+    for (Value& value : values_) {
+      if (value.origin != Value::Origin::kView) continue;
+      const loop::Buffer& root = values_[value.root].buffer;
+      value.buffer = loop::MakeBufferView(value.name, root->data, value.dtype, value.shape,
+                                          root->elem_offset);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<LoweredModule> Build() {
+    LoweredModule lowered;
+    std::vector<loop::Stmt> calls;
+    for (const Step& step : steps_) {
+      std::vector<loop::Buffer> args;
+      for (int id : step.args) args.push_back(values_[id].buffer);
+      calls.push_back(loop::MakeCallKernel(kernels_[step.kernel].global, std::move(args),
+                                           step.span));
+    }
+    // Main has no span of its own in general; its sequence and each
+    // workspace carry the spans of the calls they serve.
+    std::vector<Span> all_spans;
+    for (const Step& step : steps_) all_spans.push_back(step.span);
+    loop::Stmt body = loop::MakeSeqStmt(std::move(calls), Or(MakeSequentialSpan(all_spans)));
+    for (auto it = workspaces_.rbegin(); it != workspaces_.rend(); ++it) {
+      std::vector<Span> users;
+      for (const Value& value : values_) {
+        if (value.origin == Value::Origin::kKernel && value.buffer->data.same_as(it->data)) {
+          users.push_back(steps_[value.step].span);
+        }
+      }
+      body = loop::MakeAllocate(it->data, it->dtype, it->extent, "global", body,
+                                Or(MakeSequentialSpan(users)));
+    }
+
+    std::vector<loop::Buffer> params;
+    for (int id : inputs_) params.push_back(values_[id].buffer);
+    for (int id : outputs_) params.push_back(values_[id].buffer);
+    for (const auto& [id, data] : constant_order_) {
+      params.push_back(values_[id].buffer);
+      lowered.constants.emplace_back(values_[id].buffer, data);
+    }
+    Attrs attrs = MakeAttrs({{loop::kAttrGlobalSymbol, AttrValue("main")},
+                             {"workspace_bytes", AttrValue(workspace_bytes_)}});
+    loop::PrimFunc main = loop::MakePrimFunc(std::move(params), body, attrs, main_.span);
+
+    std::vector<IRModuleNode::Entry> functions;
+    for (KernelEntry& kernel : kernels_) {
+      functions.emplace_back(kernel.global, kernel.func);
+      lowered.kernels.push_back(std::move(kernel.info));
+    }
+    functions.emplace_back(MakeGlobalVar("main"), main);
+    lowered.module = MakeModule(std::move(functions));
+    lowered.num_inputs = static_cast<int>(inputs_.size());
+    lowered.num_outputs = static_cast<int>(outputs_.size());
+    lowered.workspace_bytes = workspace_bytes_;
+    return lowered;
+  }
+
+  struct Workspace {
+    loop::Var data;
+    DataType dtype;
+    int64_t extent;
+  };
+
+  const FunctionNode& main_;
+  const LowerOptions& options_;
+  std::vector<Value> values_;
+  std::vector<Step> steps_;
+  std::vector<KernelEntry> kernels_;
+  std::unordered_map<const ExprNode*, std::vector<int>> expr_values_;
+  std::unordered_map<const FunctionNode*, int> kernel_of_function_;
+  std::map<std::string, int> copy_kernels_;
+  std::unordered_map<const ConstantNode*, int> constant_values_;
+  std::vector<std::pair<int, TensorData>> constant_order_;
+  // Root value -> (output value, the result value bound to it).
+  std::map<int, std::pair<int, int>> output_of_root_;
+  std::vector<int> inputs_;
+  std::vector<int> outputs_;
+  std::vector<Workspace> workspaces_;
+  int64_t workspace_bytes_ = 0;
+  std::set<std::string> used_names_{"main"};
+  std::map<std::string, int> next_suffix_;
+  int call_count_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<LoweredModule> LowerModule(const IRModule& optimized, const LowerOptions& options) {
+  BaseFunc main = optimized ? optimized->Lookup("main") : nullptr;
+  const auto* main_func = main ? main.as<FunctionNode>() : nullptr;
+  if (main_func == nullptr) {
+    return absl::InvalidArgumentError("lowering needs a graph function @main");
+  }
+  return MainLowering(*main_func, options).Run();
+}
+
+}  // namespace kiln::lower

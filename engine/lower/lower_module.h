@@ -1,0 +1,74 @@
+// Lowering a whole optimized graph module to loop IR: every distinct
+// Primitive function becomes a kernel PrimFunc, and the graph `main` becomes
+// a PrimFunc "main" that calls the kernels (CallKernel) on planned buffers.
+//
+// Main's parameters: the graph main's inputs (tuple inputs flattened), then
+// its outputs (a tuple result flattened), then the constants it needs (the
+// weights: graph constants in main and non-scalar constants inside fused
+// functions), whose data LoweredModule::constants carries for the runner to
+// bind. Values between kernels live in one workspace Allocate per dtype; each
+// is a buffer viewing it at a planned offset, and values whose lifetimes do
+// not overlap share space (memory_plan.h). A value that becomes a result is
+// written straight into the output parameter. A call whose function only
+// reinterprets its input's shape (an op marked non_computational, such as
+// reshape, squeeze, expand_dims) is no kernel at all: its result is a view of
+// the input's storage. A result that is an input, a constant, or another
+// result's storage is copied by a small copy kernel at the end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/ir/module.h"
+#include "engine/loop/buffer.h"
+#include "engine/lower/lower_options.h"
+#include "engine/te/schedule.h"
+
+namespace kiln::lower {
+
+struct LoweredKernel {
+  // The kernel's name in the lowered module: the fused function's `name`
+  // (LabelOps) or fused_<index>, with _1, _2, ... appended to repeats in order
+  // of first call.
+  std::string name;
+  // The fused function's own name, before repeats were told apart.
+  std::string function_name;
+  // Positions, among the calls of the optimized graph main in evaluation
+  // order (post-order, arguments left to right; 0-based), of the calls this
+  // kernel runs for. Empty for a copy kernel.
+  std::vector<int> call_indices;
+  // The fused function's span: the layers the kernel computes.
+  Span span;
+  // The default schedule and the tensors bound to the kernel's params (to
+  // lower the snapshots of the schedule record the same way).
+  te::Schedule schedule;
+  std::vector<te::Tensor> schedule_params;
+};
+
+struct LoweredModule {
+  // The kernels in order of first call, then "main".
+  IRModule module;
+  // One per kernel PrimFunc of `module`, in the same order.
+  std::vector<LoweredKernel> kernels;
+  // Main's params: num_inputs inputs, num_outputs outputs, then one per entry
+  // of `constants`.
+  int num_inputs = 0;
+  int num_outputs = 0;
+  std::vector<std::pair<loop::Buffer, TensorData>> constants;
+  // Bytes of the workspace Allocates of main (also main's `workspace_bytes`
+  // attribute).
+  int64_t workspace_bytes = 0;
+};
+
+// `optimized` must have a graph function "main" calling fused (Primitive)
+// functions, typed with static shapes: the default pipelines' output. Other
+// operator calls left in main are lowered as single-op kernels. Unsupported
+// input (symbolic shapes, calls of global functions, control flow, an op
+// without a compute definition) is an error naming the node and its span.
+absl::StatusOr<LoweredModule> LowerModule(const IRModule& optimized,
+                                          const LowerOptions& options = {});
+
+}  // namespace kiln::lower

@@ -1,0 +1,164 @@
+// Compute definitions of the reduce family (reduce.cc): sum, mean, prod, max
+// and min over a set of axes (keepdims, exclude), argmax and argmin along one
+// axis (ties: first index, or last with select_last_index). Half-precision
+// inputs accumulate in float32; bool max/min reduce as 0/1 integers.
+#include "absl/strings/str_cat.h"
+#include "engine/op/compute/compute_families.h"
+#include "engine/op/compute/compute_util.h"
+#include "engine/op/type_relations.h"
+#include "engine/support/status_macros.h"
+
+namespace kiln {
+namespace {
+
+using compute::Cast;
+using compute::Index;
+using compute::PrimExpr;
+using compute::Tensor;
+using compute::Var;
+using te::IterVar;
+
+// Which input axes are reduced (the relation validated the attributes).
+std::vector<bool> ReducedAxes(const AttrsNode& attrs, int64_t rank) {
+  std::vector<int64_t> axis = IntArrayAttr(attrs, "axis");
+  if (axis.empty()) return std::vector<bool>(rank, true);
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : axis) reduced[compute::NormalizedAxis(a, rank)] = true;
+  if (BoolAttr(attrs, "exclude")) reduced.flip();
+  return reduced;
+}
+
+// The input point a reduction reads: output indices for kept axes, reduce
+// axes for reduced ones (keepdims output indices of reduced axes are 0).
+struct ReductionIndexing {
+  std::vector<IterVar> axes;  // one per reduced input axis, in order
+  std::vector<bool> reduced;
+  bool keepdims = false;
+
+  std::vector<PrimExpr> InputIndices(const std::vector<PrimExpr>& out) const {
+    std::vector<PrimExpr> in;
+    size_t next_out = 0, next_axis = 0;
+    for (bool r : reduced) {
+      if (r) {
+        in.push_back(axes[next_axis++]->var);
+        if (keepdims) ++next_out;
+      } else {
+        in.push_back(out[next_out++]);
+      }
+    }
+    return in;
+  }
+};
+
+ReductionIndexing MakeIndexing(const Tensor& x, std::vector<bool> reduced, bool keepdims) {
+  ReductionIndexing ix;
+  for (size_t d = 0; d < reduced.size(); ++d) {
+    if (reduced[d]) ix.axes.push_back(te::ReduceAxis(x.shape()[d], absl::StrCat("k", d)));
+  }
+  ix.reduced = std::move(reduced);
+  ix.keepdims = keepdims;
+  return ix;
+}
+
+enum class Kind { kSum, kMean, kProd, kMax, kMin };
+
+void Reduce(OpRegistry& registry, const std::string& op, Kind kind) {
+  registry.SetCompute(
+      op, [op, kind](const ComputeInput& in) -> absl::StatusOr<std::vector<Tensor>> {
+        KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, op));
+        KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, op));
+        const Tensor& x = in.inputs[0];
+        ReductionIndexing ix =
+            MakeIndexing(x, ReducedAxes(in.attrs, x.ndim()), BoolAttr(in.attrs, "keepdims"));
+        int64_t count = 1;
+        for (const IterVar& axis : ix.axes) count *= axis->extent;
+        // bool max/min reduce as uint8; halves accumulate in float32.
+        DataType acc =
+            x.dtype() == DataType::kBool ? DataType::kUInt8 : compute::ComputeType(x.dtype());
+        bool needs_final_stage = acc != result.dtype || kind == Kind::kMean;
+        std::string name = compute::ComputeName(op);
+        Tensor reduced = te::Compute(
+            needs_final_stage ? name + "_acc" : name, result.shape, {x},
+            [&](const std::vector<Var>& i) -> te::ComputeBody {
+              PrimExpr v = Cast(acc, x(ix.InputIndices(compute::AsExprs(i))));
+              switch (kind) {
+                case Kind::kSum:
+                case Kind::kMean:
+                  return te::Sum(v, ix.axes);
+                case Kind::kProd:
+                  return te::Prod(v, ix.axes);
+                case Kind::kMax:
+                  return te::Max(v, ix.axes);
+                case Kind::kMin:
+                  return te::Min(v, ix.axes);
+              }
+              return te::Sum(v, ix.axes);
+            },
+            "reduce");
+        if (!needs_final_stage) return compute::One(reduced);
+        return compute::One(te::Compute(
+            name, result.shape, {reduced},
+            [&](const std::vector<Var>& i) -> te::ComputeBody {
+              PrimExpr v = reduced(compute::AsExprs(i));
+              if (kind == Kind::kMean) {
+                // An empty integer mean is 0 rather than a division by zero.
+                v = IsFloat(acc) || count > 0 ? v / compute::Const(acc, static_cast<double>(count))
+                                              : v;
+              }
+              return compute::ConvertTo(result.dtype, v);
+            },
+            "elemwise"));
+      });
+}
+
+// Two stages: the extreme value along the axis, then the first (or last)
+// index holding it.
+void ArgReduce(OpRegistry& registry, const std::string& op, bool is_max) {
+  registry.SetCompute(
+      op, [op, is_max](const ComputeInput& in) -> absl::StatusOr<std::vector<Tensor>> {
+        KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, op));
+        KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, op));
+        const Tensor& x = in.inputs[0];
+        int64_t axis = compute::NormalizedAxis(IntAttr(in.attrs, "axis"), x.ndim());
+        std::vector<bool> reduced(x.ndim(), false);
+        reduced[axis] = true;
+        bool keepdims = BoolAttr(in.attrs, "keepdims");
+        bool last = BoolAttr(in.attrs, "select_last_index");
+        DataType acc = compute::ComputeType(x.dtype());
+        std::string name = compute::ComputeName(op);
+
+        ReductionIndexing value_ix = MakeIndexing(x, reduced, keepdims);
+        Tensor extreme = te::Compute(
+            name + "_value", result.shape, {x},
+            [&](const std::vector<Var>& i) -> te::ComputeBody {
+              PrimExpr v = Cast(acc, x(value_ix.InputIndices(compute::AsExprs(i))));
+              return is_max ? te::Max(v, value_ix.axes) : te::Min(v, value_ix.axes);
+            },
+            "reduce");
+        ReductionIndexing index_ix = MakeIndexing(x, reduced, keepdims);
+        return compute::One(te::Compute(
+            name, result.shape, {x, extreme},
+            [&](const std::vector<Var>& i) -> te::ComputeBody {
+              std::vector<PrimExpr> out = compute::AsExprs(i);
+              PrimExpr v = Cast(acc, x(index_ix.InputIndices(out)));
+              PrimExpr k = index_ix.axes[0]->var;
+              PrimExpr hit = loop::Equal(v, extreme(out));
+              return last ? te::Max(k, index_ix.axes, hit) : te::Min(k, index_ix.axes, hit);
+            },
+            "reduce"));
+      });
+}
+
+}  // namespace
+
+void RegisterReduceComputes(OpRegistry& registry) {
+  Reduce(registry, "sum", Kind::kSum);
+  Reduce(registry, "mean", Kind::kMean);
+  Reduce(registry, "prod", Kind::kProd);
+  Reduce(registry, "max", Kind::kMax);
+  Reduce(registry, "min", Kind::kMin);
+  ArgReduce(registry, "argmax", true);
+  ArgReduce(registry, "argmin", false);
+}
+
+}  // namespace kiln

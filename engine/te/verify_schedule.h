@@ -1,0 +1,25 @@
+// Step verification of a schedule record: every step's loop IR must compute
+// what the vanilla schedule computes. Each step is lowered and run with the
+// loop interpreter on the same seeded random inputs, and its outputs are
+// compared with the vanilla step's (integers exactly; floats within a
+// relative tolerance, because reorder and split may reassociate a sum).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/te/schedule.h"
+
+namespace kiln::te {
+
+// One entry per record step (step 0, the vanilla schedule, is true when it
+// runs). A later step that fails to lower or to run is false: it does not
+// compute what the vanilla step does. Errors: the schedule keeps no record,
+// or the vanilla step itself fails to lower or run. `params` as for
+// LowerSchedule: placeholders are filled from `seed`, the others are outputs.
+absl::StatusOr<std::vector<bool>> VerifyScheduleRecord(const Schedule& schedule,
+                                                       const std::vector<Tensor>& params,
+                                                       uint64_t seed);
+
+}  // namespace kiln::te

@@ -1,0 +1,204 @@
+// FoldConstant: one post-order rewrite; each foldable call is lowered to a
+// one-op PrimFunc (compute definition + an empty schedule) and interpreted.
+#include "engine/transform/fold_constant.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ir/expr_mutator.h"
+#include "engine/loop/interpreter.h"
+#include "engine/op/op_registry.h"
+#include "engine/pass/pass_context.h"
+#include "engine/support/status_macros.h"
+#include "engine/te/lower_schedule.h"
+#include "engine/te/schedule.h"
+
+namespace kiln::transform {
+namespace {
+
+bool StaticShape(const Type& type, std::vector<int64_t>* shape, DataType* dtype) {
+  const auto* tensor = type.as<TensorTypeNode>();
+  if (tensor == nullptr) return false;
+  shape->clear();
+  for (const Dim& dim : tensor->shape) {
+    if (!dim.is_static()) return false;
+    shape->push_back(dim.value);
+  }
+  *dtype = tensor->dtype;
+  return true;
+}
+
+int64_t NumElements(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// The constants an argument stands for (a tuple argument gives one per
+// field), or false when it is not constant.
+bool CollectConstants(const Expr& arg, std::vector<TensorData>* out) {
+  if (const auto* constant = arg.as<ConstantNode>()) {
+    out->push_back(constant->data);
+    return true;
+  }
+  if (const auto* tuple = arg.as<TupleNode>()) {
+    for (const Expr& field : tuple->elements) {
+      if (!CollectConstants(field, out)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+class ConstantFolder final : public PostOrderRewriter {
+ public:
+  explicit ConstantFolder(PassContext& context) : context_(context) {}
+  const absl::Status& status() const { return status_; }
+
+ protected:
+  // Fused kernels stay as FuseOps made them.
+  bool KeepSubtree(const ExprNode* expr) const override {
+    const auto* function = expr->kind() == ObjectKind::kFunction
+                               ? static_cast<const FunctionNode*>(expr)
+                               : nullptr;
+    return function != nullptr && function->HasNonzeroAttr(kAttrPrimitive);
+  }
+
+  Expr Rewrite_(const CallNode* pre, const Expr& post) override {
+    if (!status_.ok()) return post;
+    const auto* call = post.as<CallNode>();
+    const auto* op = call->op.as<OpNode>();
+    if (op == nullptr || call->args.empty()) return post;
+    const OpEntry* entry = OpRegistry::Global().Find(op->name);
+    if (entry == nullptr || entry->stateful || !entry->compute) return post;
+    if (op->name == "on_device" || op->name == "device_copy") return post;
+
+    std::vector<TensorData> inputs;
+    bool shape_only = op->name == "shape_of" || op->name == "size";
+    if (shape_only) {
+      // Only the argument's static shape matters: evaluate on zeros.
+      std::vector<int64_t> shape;
+      DataType dtype;
+      if (!StaticShape(call->args[0]->checked_type, &shape, &dtype)) return post;
+      inputs.push_back(MakeTensorData(
+          dtype, shape, std::string(NumElements(shape) * DataTypeBytes(dtype), '\0')));
+    } else {
+      for (const Expr& arg : call->args) {
+        if (!CollectConstants(arg, &inputs)) return post;
+      }
+    }
+    absl::StatusOr<Expr> folded = Evaluate(*entry, *call, inputs);
+    if (!folded.ok()) {
+      status_ = absl::Status(folded.status().code(),
+                             absl::StrCat("folding ", op->name, ": ",
+                                          std::string(folded.status().message())));
+      return post;
+    }
+    if (!folded->defined()) return post;
+    (void)pre;
+    return *folded;
+  }
+
+  Expr Rewrite_(const TupleGetItemNode*, const Expr& post) override {
+    const auto* item = post.as<TupleGetItemNode>();
+    const auto* tuple = item->tuple.as<TupleNode>();
+    if (tuple == nullptr || item->index < 0 ||
+        item->index >= static_cast<int>(tuple->elements.size())) {
+      return post;
+    }
+    return tuple->elements[item->index];
+  }
+
+  Expr Rewrite_(const IfNode*, const Expr& post) override {
+    const auto* node = post.as<IfNode>();
+    const auto* cond = node->cond.as<ConstantNode>();
+    if (cond == nullptr || cond->data->NumElements() != 1) return post;
+    bool taken = false;
+    const TensorDataNode& data = *cond->data;
+    for (char byte : data.bytes) taken = taken || byte != 0;
+    const Expr& branch = taken ? node->true_branch : node->false_branch;
+    return WithSpan(branch, MakeSequentialSpan({branch->span, node->span}));
+  }
+
+ private:
+  // The call evaluated, or null to leave it (too large, untyped).
+  absl::StatusOr<Expr> Evaluate(const OpEntry& entry, const CallNode& call,
+                                const std::vector<TensorData>& inputs) {
+    if (!call.checked_type.defined()) return Expr();
+    std::vector<const TensorTypeNode*> result_types;
+    if (const auto* tuple = call.checked_type.as<TupleTypeNode>()) {
+      for (const Type& field : tuple->fields) result_types.push_back(field.as<TensorTypeNode>());
+    } else {
+      result_types.push_back(call.checked_type.as<TensorTypeNode>());
+    }
+    for (const TensorTypeNode* type : result_types) {
+      std::vector<int64_t> shape;
+      DataType dtype;
+      if (type == nullptr || !StaticShape(Type(type), &shape, &dtype)) return Expr();
+      if (NumElements(shape) > kMaxFoldedElements) {
+        context_.EmitDiagnostic(
+            DiagnosticSeverity::kNote,
+            absl::StrCat(entry.name, " left unfolded: its ", NumElements(shape),
+                         " elements exceed the folding limit of ", kMaxFoldedElements),
+            call.span);
+        return Expr();
+      }
+    }
+
+    KILN_ASSIGN_OR_RETURN(Attrs attrs, NormalizeAttrs(entry, call.attrs));
+    std::vector<te::Tensor> placeholders;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      placeholders.push_back(
+          te::Placeholder(absl::StrCat("c", i), inputs[i]->dtype, inputs[i]->shape));
+    }
+    te::SpanScope span_scope(call.span);
+    KILN_ASSIGN_OR_RETURN(std::vector<te::Tensor> outputs,
+                          entry.compute(ComputeInput{placeholders, *attrs, call.checked_type}));
+    if (outputs.size() != result_types.size()) {
+      return absl::InternalError(absl::StrCat("the compute gave ", outputs.size(),
+                                              " results for ", result_types.size(), " types"));
+    }
+    te::Schedule schedule = te::Schedule::Create(outputs, te::ScheduleOptions{false});
+    std::vector<te::Tensor> params = placeholders;
+    params.insert(params.end(), outputs.begin(), outputs.end());
+    KILN_ASSIGN_OR_RETURN(loop::PrimFunc func,
+                          te::LowerSchedule(schedule, params, "fold_" + entry.name));
+
+    std::vector<loop::HostTensor> args;
+    args.reserve(params.size());
+    for (const TensorData& input : inputs) args.push_back(loop::HostTensor::FromTensorData(input));
+    for (const te::Tensor& output : outputs) {
+      args.push_back(loop::HostTensor::Zeros(output.dtype(), output.shape()));
+    }
+    std::vector<loop::HostTensor*> arg_ptrs;
+    for (loop::HostTensor& arg : args) arg_ptrs.push_back(&arg);
+    KILN_RETURN_IF_ERROR(loop::RunPrimFunc(func, arg_ptrs));
+
+    std::vector<Expr> results;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const loop::HostTensor& value = args[inputs.size() + i];
+      Expr constant = MakeConstant(value.ToTensorData(), call.span);
+      results.push_back(WithCheckedType(constant, Type(result_types[i])));
+    }
+    if (call.checked_type.as<TupleTypeNode>() == nullptr) return results[0];
+    return WithCheckedType(MakeTuple(std::move(results), call.span), call.checked_type);
+  }
+
+  PassContext& context_;
+  absl::Status status_;
+};
+
+}  // namespace
+
+Pass FoldConstant() {
+  return CreateFunctionPass(
+      [](const Function& func, const IRModule&, PassContext& context) -> absl::StatusOr<Function> {
+        ConstantFolder folder(context);
+        Expr result = folder.VisitExpr(func);
+        KILN_RETURN_IF_ERROR(folder.status());
+        return Downcast<FunctionNode>(result);
+      },
+      PassInfo{"FoldConstant", 2, {"InferType"}, PassStage::kGraph});
+}
+
+}  // namespace kiln::transform

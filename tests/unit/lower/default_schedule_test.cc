@@ -1,0 +1,109 @@
+// The default schedule, as its record shows it: producers inlined, the
+// reduction's vector loop split off and vectorized inside the reduce loop,
+// outer loops fused until there is enough parallel work, and elementwise
+// outputs fused, split and vectorized. The vectorized kernels still compute
+// the right values (checked against a plain triple loop).
+#include "engine/lower/default_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/loop/functor.h"
+#include "tests/unit/lower/lower_test_util.h"
+
+namespace kiln {
+namespace {
+
+std::vector<std::string> Primitives(const te::Schedule& schedule) {
+  std::vector<std::string> names;
+  for (const te::ScheduleStep& step : schedule.record()) names.push_back(step.primitive);
+  return names;
+}
+
+std::vector<loop::ForKind> LoopKinds(const loop::PrimFuncNode& func) {
+  std::vector<loop::ForKind> kinds;
+  loop::PreOrderVisit(func.body, [&](const Object* node) {
+    if (node->kind() == ObjectKind::kFor) kinds.push_back(static_cast<const loop::ForNode*>(node)->for_kind);
+  });
+  return kinds;
+}
+
+constexpr char kDense4x16[] = R"(
+def @main(%x: Tensor[(4, 16), float32] /* si=input */, %w: Tensor[(16, 16), float32] /* si=fc.weight */, %b: Tensor[(16), float32] /* si=fc.bias */) {
+  %0 = nn.dense(%x, %w) /* si=fc */;
+  %1 = add(%0, %b) /* si=fc/bias */;
+  nn.relu(%1) /* si=relu */
+}
+)";
+
+TEST(DefaultScheduleTest, DenseIsVectorizedInsideTheReductionAndRunsInParallel) {
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(kDense4x16);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->kernels.size(), 1u);
+  const te::Schedule& schedule = lowered->kernels[0].schedule;
+  ASSERT_TRUE(schedule.status().ok()) << schedule.status();
+  // The add is inlined into the relu; the dense (4 x 16, k = 16) splits its
+  // 16 columns into 2 x 8 lanes, moves k outside the lanes, vectorizes them
+  // and fuses rows with column blocks (4 * 2 = 8 parallel iterations, all
+  // there are); the relu output fuses its 64 elements into 8 x 8.
+  EXPECT_EQ(Primitives(schedule),
+            (std::vector<std::string>{"vanilla", "compute_inline", "split", "reorder",
+                                      "vectorize", "fuse", "parallel", "fuse", "split",
+                                      "vectorize", "parallel"}));
+  const auto* kernel = lowered->module->Lookup(lowered->kernels[0].name).as<loop::PrimFuncNode>();
+  ASSERT_NE(kernel, nullptr);
+  std::vector<loop::ForKind> kinds = LoopKinds(*kernel);
+  // Vector loops: the dense's initialization and its update, and the relu.
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), loop::ForKind::kVectorized), 3);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), loop::ForKind::kParallel), 2);
+
+  std::vector<double> x(64), w(256), b(16);
+  for (int i = 0; i < 64; ++i) x[i] = (i % 7) - 3;
+  for (int i = 0; i < 256; ++i) w[i] = (i % 5) - 2;
+  for (int i = 0; i < 16; ++i) b[i] = i % 3;
+  auto outputs = testing::RunFloat(*lowered, {testing::F32({4, 16}, x),
+                                              testing::F32({16, 16}, w), testing::F32({16}, b)});
+  ASSERT_EQ(outputs.size(), 1u);
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 16; ++j) {
+      double sum = b[j];
+      for (int k = 0; k < 16; ++k) sum += x[i * 16 + k] * w[j * 16 + k];
+      EXPECT_EQ(outputs[0][i * 16 + j], std::max(sum, 0.0)) << i << ", " << j;
+    }
+  }
+}
+
+TEST(DefaultScheduleTest, ElementwiseKernelsAreFusedSplitAndVectorized) {
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
+def @main(%x: Tensor[(4, 6), float32] /* si=input */) {
+  %0 = multiply(%x, 2f) /* si=scale */;
+  nn.relu(%0) /* si=relu */
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->kernels.size(), 1u);
+  // 24 elements: 3 parallel blocks of 8 lanes; the scalar constant and the
+  // multiply are inlined.
+  EXPECT_EQ(Primitives(lowered->kernels[0].schedule),
+            (std::vector<std::string>{"vanilla", "compute_inline", "compute_inline", "fuse",
+                                      "split", "vectorize", "parallel"}));
+  std::vector<double> x(24);
+  for (int i = 0; i < 24; ++i) x[i] = i - 12;
+  auto outputs = testing::RunFloat(*lowered, {testing::F32({4, 6}, x)});
+  for (int i = 0; i < 24; ++i) EXPECT_EQ(outputs[0][i], std::max(0, 2 * (i - 12))) << i;
+}
+
+TEST(DefaultScheduleTest, ExtentsNoVectorWidthDividesStayScalar) {
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
+def @main(%x: Tensor[(3, 5), float32] /* si=input */) {
+  nn.relu(%x) /* si=relu */
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(Primitives(lowered->kernels[0].schedule),
+            (std::vector<std::string>{"vanilla", "fuse", "parallel"}));
+}
+
+}  // namespace
+}  // namespace kiln

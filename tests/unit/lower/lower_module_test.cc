@@ -1,0 +1,452 @@
+// LowerModule end to end: small graph modules through the -O3 (or -O0)
+// pipeline, lowered, run by the loop-IR interpreter and compared with results
+// worked out by hand; the lowered main's structure (kernels, views, copies,
+// constants, workspace) and the spans on every statement.
+#include "engine/lower/lower_module.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "engine/loop/functor.h"
+#include "tests/unit/lower/lower_test_util.h"
+
+namespace kiln {
+namespace {
+
+using testing::F32;
+using testing::OptimizeAndLower;
+using testing::RunFloat;
+
+const loop::PrimFuncNode* Main(const lower::LoweredModule& lowered) {
+  return lowered.module->Lookup("main").as<loop::PrimFuncNode>();
+}
+
+std::vector<std::string> KernelNames(const lower::LoweredModule& lowered) {
+  std::vector<std::string> names;
+  for (const lower::LoweredKernel& kernel : lowered.kernels) names.push_back(kernel.name);
+  return names;
+}
+
+std::vector<const loop::CallKernelNode*> KernelCalls(const lower::LoweredModule& lowered) {
+  std::vector<const loop::CallKernelNode*> calls;
+  loop::PreOrderVisit(Main(lowered)->body, [&](const Object* node) {
+    if (node->kind() == ObjectKind::kCallKernel) {
+      calls.push_back(static_cast<const loop::CallKernelNode*>(node));
+    }
+  });
+  return calls;
+}
+
+// Every statement of every function of `lowered` carries a span naming only
+// sources of `source`.
+::testing::AssertionResult StatementsHaveSourceSpans(const lower::LoweredModule& lowered,
+                                                     const IRModule& source) {
+  std::vector<std::string> names = source->SourceNames();
+  std::set<std::string> known(names.begin(), names.end());
+  int statements = 0;
+  for (const auto& [global, func] : lowered.module->functions) {
+    const auto* prim = func.as<loop::PrimFuncNode>();
+    if (prim == nullptr) return ::testing::AssertionFailure() << global->name_hint << " is no PrimFunc";
+    std::string problem;
+    loop::PreOrderVisit(prim->body, [&](const Object* node) {
+      if (!loop::StmtNode::IsKind(node->kind()) || !problem.empty()) return;
+      ++statements;
+      const Span& span = static_cast<const loop::StmtNode*>(node)->span;
+      if (!span) problem = absl::StrCat("a ", ObjectKindName(node->kind()), " has no span");
+      for (const std::string& name : SpanSourceNames(span)) {
+        if (known.count(name) == 0) problem = absl::StrCat("unknown source name ", name);
+      }
+    });
+    if (!problem.empty()) return ::testing::AssertionFailure() << global->name_hint << ": " << problem;
+  }
+  if (statements == 0) return ::testing::AssertionFailure() << "no statements";
+  return ::testing::AssertionSuccess();
+}
+
+constexpr char kDenseBiasRelu[] = R"(
+def @main(%x: Tensor[(2, 3), float32] /* si=input */, %w: Tensor[(2, 3), float32] /* si=fc.weight */, %b: Tensor[(2), float32] /* si=fc.bias */) {
+  %0 = nn.dense(%x, %w) /* si=fc */;
+  %1 = add(%0, %b) /* si=fc/bias */;
+  nn.relu(%1) /* si=relu */
+}
+)";
+
+TEST(LowerModuleTest, DenseBiasReluIsOneKernelWithTheRightResult) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(kDenseBiasRelu);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(KernelNames(*lowered), std::vector<std::string>{"fused_nn_dense_add_nn_relu"});
+  EXPECT_EQ(lowered->kernels[0].call_indices, std::vector<int>{0});
+  EXPECT_EQ(SpanSourceNames(lowered->kernels[0].span),
+            (std::vector<std::string>{"fc", "fc/bias", "relu"}));
+  EXPECT_EQ(lowered->num_inputs, 3);
+  EXPECT_EQ(lowered->num_outputs, 1);
+  EXPECT_EQ(lowered->workspace_bytes, 0);  // the kernel writes the output directly
+
+  // out[i][j] = relu(sum_k x[i][k] * w[j][k] + b[j]):
+  //   row 0: relu(2 - 3) = 0, relu(1 - 2 + 3 - 1) = 1
+  //   row 1: relu(5 - 3) = 2, relu(4 - 5 + 6 - 1) = 4
+  auto outputs = RunFloat(*lowered, {F32({2, 3}, {1, 2, 3, 4, 5, 6}),
+                                     F32({2, 3}, {0, 1, 0, 1, -1, 1}), F32({2}, {-3, -1})});
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0], (std::vector<double>{0, 1, 2, 4}));
+}
+
+constexpr char kConv[] = R"(
+def @main(%x: Tensor[(1, 1, 4, 4), float32] /* si=input */, %w: Tensor[(1, 1, 2, 2), float32] /* si=conv1.weight */) {
+  nn.conv2d(%x, %w) /* si=conv1 */
+}
+)";
+
+TEST(LowerModuleTest, Conv2dWithA2x2Kernel) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(kConv);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::vector<double> x(16);
+  for (int i = 0; i < 16; ++i) x[i] = i;
+  auto outputs = RunFloat(*lowered, {F32({1, 1, 4, 4}, x), F32({1, 1, 2, 2}, {1, 2, 3, 4})});
+  // With v = x[i][j] = 4i + j: v + 2(v + 1) + 3(v + 4) + 4(v + 5) = 10v + 34.
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0], (std::vector<double>{34, 44, 54, 74, 84, 94, 114, 124, 134}));
+}
+
+TEST(LowerModuleTest, SoftmaxNormalizesEachRow) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(R"(
+def @main(%x: Tensor[(2, 3), float32] /* si=input */) {
+  nn.softmax(%x) /* si=softmax */
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  // exp(log(1)), exp(log(2)), exp(log(5)) normalize to 1/8, 2/8, 5/8; a
+  // constant row to thirds (and large values must not overflow).
+  auto outputs = RunFloat(*lowered, {F32({2, 3}, {std::log(1.0), std::log(2.0), std::log(5.0),
+                                                  100, 100, 100})});
+  ASSERT_EQ(outputs.size(), 1u);
+  std::vector<double> expected = {0.125, 0.25, 0.625, 1.0 / 3, 1.0 / 3, 1.0 / 3};
+  ASSERT_EQ(outputs[0].size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(outputs[0][i], expected[i], 1e-6) << i;
+}
+
+// Four dense+relu kernels in a chain: the value written by kernel 0 is dead
+// once kernel 1 has run, so kernel 2's result can reuse its space.
+constexpr char kChain[] = R"(
+def @main(%x: Tensor[(1, 16), float32] /* si=input */, %w1: Tensor[(16, 16), float32], %w2: Tensor[(16, 16), float32], %w3: Tensor[(16, 16), float32], %w4: Tensor[(16, 16), float32]) {
+  %0 = nn.dense(%x, %w1) /* si=fc1 */;
+  %1 = nn.relu(%0) /* si=relu1 */;
+  %2 = nn.dense(%1, %w2) /* si=fc2 */;
+  %3 = nn.relu(%2) /* si=relu2 */;
+  %4 = nn.dense(%3, %w3) /* si=fc3 */;
+  %5 = nn.relu(%4) /* si=relu3 */;
+  %6 = nn.dense(%5, %w4) /* si=fc4 */;
+  nn.relu(%6) /* si=relu4 */
+}
+)";
+
+TEST(LowerModuleTest, IntermediatesShareTheWorkspace) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(kChain);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->kernels.size(), 4u);
+  // Three intermediates of 16 float32 (64 bytes) each; two are ever live at once.
+  const int64_t intermediate_bytes = 3 * 16 * 4;
+  EXPECT_LT(lowered->workspace_bytes, intermediate_bytes);
+  EXPECT_EQ(lowered->workspace_bytes, 2 * 16 * 4);
+  const AttrValue* attr = Main(*lowered)->attrs->Find("workspace_bytes");
+  ASSERT_NE(attr, nullptr);
+  EXPECT_EQ(attr->get<int64_t>(), lowered->workspace_bytes);
+
+  // Each layer doubles (weights 2 * identity); relu keeps the positive part:
+  // out = 16 * max(x, 0).
+  std::vector<double> identity2(256, 0.0);
+  for (int i = 0; i < 16; ++i) identity2[i * 16 + i] = 2;
+  std::vector<double> x(16);
+  for (int i = 0; i < 16; ++i) x[i] = i - 8;
+  auto outputs = RunFloat(*lowered, {F32({1, 16}, x), F32({16, 16}, identity2),
+                                     F32({16, 16}, identity2), F32({16, 16}, identity2),
+                                     F32({16, 16}, identity2)});
+  ASSERT_EQ(outputs.size(), 1u);
+  std::vector<double> expected(16);
+  for (int i = 0; i < 16; ++i) expected[i] = 16 * std::max(0, i - 8);
+  EXPECT_EQ(outputs[0], expected);
+}
+
+TEST(LowerModuleTest, RepeatedKernelNamesGetSuffixesInCallOrder) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(kChain);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(KernelNames(*lowered),
+            (std::vector<std::string>{"fused_nn_dense_nn_relu", "fused_nn_dense_nn_relu_1",
+                                      "fused_nn_dense_nn_relu_2", "fused_nn_dense_nn_relu_3"}));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(lowered->kernels[i].function_name, "fused_nn_dense_nn_relu");
+    EXPECT_EQ(lowered->kernels[i].call_indices, std::vector<int>{i});
+  }
+  // Main calls them in that order, each on its own GlobalVar.
+  std::vector<const loop::CallKernelNode*> calls = KernelCalls(*lowered);
+  ASSERT_EQ(calls.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(calls[i]->callee->name_hint, lowered->kernels[i].name);
+}
+
+// dense -> reshape -> softmax: the reshape between two kernels reinterprets
+// the dense result in place.
+constexpr char kDenseReshapeSoftmax[] = R"(
+def @main(%x: Tensor[(2, 2), float32] /* si=input */, %w: Tensor[(2, 2), float32] /* si=fc.weight */) {
+  %0 = nn.dense(%x, %w) /* si=fc */;
+  %1 = reshape(%0, newshape=[1, 4]) /* si=flatten */;
+  nn.softmax(%1) /* si=softmax */
+}
+)";
+
+TEST(LowerModuleTest, AReshapeBetweenKernelsIsAViewNotAKernel) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(kDenseReshapeSoftmax);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(KernelNames(*lowered),
+            (std::vector<std::string>{"fused_nn_dense", "fused_nn_softmax"}));
+  // Call 1 is the reshape, which runs no kernel.
+  EXPECT_EQ(lowered->kernels[0].call_indices, std::vector<int>{0});
+  EXPECT_EQ(lowered->kernels[1].call_indices, std::vector<int>{2});
+  std::vector<const loop::CallKernelNode*> calls = KernelCalls(*lowered);
+  ASSERT_EQ(calls.size(), 2u);
+  const loop::Buffer& dense_out = calls[0]->args[2];
+  const loop::Buffer& softmax_in = calls[1]->args[0];
+  EXPECT_TRUE(dense_out->data.same_as(softmax_in->data));
+  EXPECT_EQ(dense_out->elem_offset, softmax_in->elem_offset);
+  EXPECT_EQ(softmax_in->shape, (std::vector<int64_t>{1, 4}));
+
+  // x @ w^T with w = identity is x; softmax of (0, log 3, 0, log 4) over one
+  // row of 4: (1, 3, 1, 4) / 9.
+  auto outputs = RunFloat(*lowered, {F32({2, 2}, {0, std::log(3.0), 0, std::log(4.0)}),
+                                     F32({2, 2}, {1, 0, 0, 1})});
+  ASSERT_EQ(outputs.size(), 1u);
+  std::vector<double> expected = {1.0 / 9, 3.0 / 9, 1.0 / 9, 4.0 / 9};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(outputs[0][i], expected[i], 1e-6);
+}
+
+TEST(LowerModuleTest, AReshapedResultIsWrittenStraightIntoTheOutput) {
+  // At -O0 relu and reshape are separate calls; the relu kernel writes the
+  // output parameter through a view of the relu's shape, and nothing is copied.
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(R"(
+def @main(%x: Tensor[(2, 2), float32] /* si=input */) {
+  %0 = nn.relu(%x) /* si=relu */;
+  reshape(%0, newshape=[4]) /* si=flatten */
+}
+)",
+                                                                  /*opt_level=*/0);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->kernels.size(), 1u);
+  EXPECT_EQ(lowered->workspace_bytes, 0);
+  std::vector<const loop::CallKernelNode*> calls = KernelCalls(*lowered);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_TRUE(calls[0]->args[1]->data.same_as(Main(*lowered)->params[1]));
+  auto outputs = RunFloat(*lowered, {F32({2, 2}, {-1, 2, -3, 4})});
+  EXPECT_EQ(outputs[0], (std::vector<double>{0, 2, 0, 4}));
+}
+
+TEST(LowerModuleTest, AResultThatIsAnInputOrRepeatsIsCopied) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(R"(
+def @main(%x: Tensor[(3), float32] /* si=input */) {
+  %0 = nn.relu(%x) /* si=relu */;
+  (%0, %0, %x)
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(lowered->num_outputs, 3);
+  EXPECT_EQ(KernelNames(*lowered), (std::vector<std::string>{"fused_nn_relu", "copy"}));
+  EXPECT_EQ(KernelCalls(*lowered).size(), 3u);  // relu, then two copies
+  auto outputs = RunFloat(*lowered, {F32({3}, {-1, 0, 5})});
+  ASSERT_EQ(outputs.size(), 3u);
+  EXPECT_EQ(outputs[0], (std::vector<double>{0, 0, 5}));
+  EXPECT_EQ(outputs[1], (std::vector<double>{0, 0, 5}));
+  EXPECT_EQ(outputs[2], (std::vector<double>{-1, 0, 5}));
+}
+
+TEST(LowerModuleTest, ConstantsBecomeParamsAfterTheOutputs) {
+  // meta[Constant][0] is [[1, 2], [3, 4]] as little-endian float32.
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(R"(
+def @main(%x: Tensor[(2, 2), float32] /* si=input */) {
+  add(%x, meta[Constant][0] /* si=bias */) /* si=add */
+}
+
+#[metadata]
+meta[Constant][0] = Tensor[(2, 2), float32] 0x0000803f000000400000404000008040;
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->constants.size(), 1u);
+  const loop::PrimFuncNode* main = Main(*lowered);
+  ASSERT_EQ(main->params.size(), 3u);
+  EXPECT_TRUE(main->param_buffer(2).same_as(lowered->constants[0].first));
+  EXPECT_EQ(lowered->constants[0].second->shape, (std::vector<int64_t>{2, 2}));
+  auto outputs = RunFloat(*lowered, {F32({2, 2}, {10, 20, 30, 40})});
+  EXPECT_EQ(outputs[0], (std::vector<double>{11, 22, 33, 44}));
+}
+
+TEST(LowerModuleTest, EveryStatementCarriesASpanOfTheModule) {
+  for (const char* text : {kDenseBiasRelu, kConv, kChain, kDenseReshapeSoftmax}) {
+    absl::StatusOr<IRModule> optimized = testing::Optimize(text);
+    ASSERT_TRUE(optimized.ok()) << optimized.status();
+    absl::StatusOr<lower::LoweredModule> lowered = lower::LowerModule(*optimized);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_TRUE(StatementsHaveSourceSpans(*lowered, *optimized)) << text;
+  }
+}
+
+TEST(LowerModuleTest, SymbolicShapesAreAnErrorNamingTheLayer) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(R"(
+def @main(%x: Tensor[(?, 3), float32] /* si=input */) {
+  nn.relu(%x) /* si=relu1 */
+}
+)");
+  ASSERT_FALSE(lowered.ok());
+  EXPECT_EQ(lowered.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(lowered.status().message(),
+            "parameter %x (si=input): symbolic shapes are not supported");
+}
+
+TEST(LowerModuleTest, AModuleWithoutMainIsAnError) {
+  absl::StatusOr<IRModule> module = ParseModule(R"(
+def @other(%x: Tensor[(3), float32]) {
+  nn.relu(%x)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<lower::LoweredModule> lowered = lower::LowerModule(*module);
+  ASSERT_FALSE(lowered.ok());
+  EXPECT_EQ(lowered.status().message(), "lowering needs a graph function @main");
+}
+
+TEST(LowerModuleTest, TupleFieldsOfASplitFeedTheirReaders) {
+  // Left half plus right half; at -O0 the split is a kernel of its own with
+  // two outputs, at -O3 everything is one kernel.
+  constexpr char kSplitAdd[] = R"(
+def @main(%x: Tensor[(2, 4), float32] /* si=input */) {
+  %0 = split(%x, indices_or_sections=2, axis=1) /* si=split */;
+  %1 = %0.0 /* si=left */;
+  %2 = %0.1 /* si=right */;
+  add(%1, %2) /* si=add */
+}
+)";
+  for (int opt_level : {0, 3}) {
+    absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(kSplitAdd, opt_level);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    auto outputs = RunFloat(*lowered, {F32({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8})});
+    EXPECT_EQ(outputs[0], (std::vector<double>{4, 6, 12, 14})) << "-O" << opt_level;
+  }
+}
+
+TEST(LowerModuleTest, LetBindingsInMainAreFollowed) {
+  // -O3 keeps let bindings (no ToGraphNormalForm); the kernels after a let
+  // read the bound value.
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(R"(
+def @main(%x: Tensor[(4), float32] /* si=input */) {
+  %0 = nn.relu(%x) /* si=relu */;
+  let %y: Tensor[(4), float32] = %0 /* let_si=bind_y */;
+  %1 = nn.softmax(%y) /* si=softmax */;
+  add(%1, %y) /* si=add */
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  // relu(x) = (0, 0, log 2, log 5); softmax of it = (1, 1, 2, 5) / 9.
+  auto outputs = RunFloat(*lowered, {F32({4}, {-1, 0, std::log(2.0), std::log(5.0)})});
+  std::vector<double> expected = {1.0 / 9, 1.0 / 9, 2.0 / 9 + std::log(2.0),
+                                  5.0 / 9 + std::log(5.0)};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(outputs[0][i], expected[i], 1e-6) << i;
+}
+
+TEST(LowerModuleTest, CallsOfGlobalFunctionsAreAnErrorNamingTheCall) {
+  // -O0 does not inline, so main still calls @head.
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(R"(
+def @head(%h: Tensor[(4), float32]) -> Tensor[(4), float32] {
+  nn.relu(%h) /* si=head/relu */
+}
+
+def @main(%x: Tensor[(4), float32] /* si=input */) {
+  @head(%x) /* si=call_head */
+}
+)",
+                                                                  /*opt_level=*/0);
+  ASSERT_FALSE(lowered.ok());
+  EXPECT_EQ(lowered.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(lowered.status().message(),
+            "call of @head (si=call_head): calls of global functions are not supported (run "
+            "Inline)");
+}
+
+TEST(LowerModuleTest, ADeepChainLowersWithoutRecursingPerNode) {
+  // 20,000 calls in a chain: fused into groups at -O3 and walked iteratively.
+  constexpr int kLength = 20000;
+  std::string text = "def @main(%x: Tensor[(4), float32] /* si=input */) {\n";
+  std::string previous = "%x";
+  for (int i = 0; i + 1 < kLength; ++i) {
+    absl::StrAppend(&text, "  %", i, " = add(", previous, ", 1f) /* si=l", i, " */;\n");
+    previous = absl::StrCat("%", i);
+  }
+  absl::StrAppend(&text, "  add(", previous, ", 1f) /* si=last */\n}\n");
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(text);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_GT(lowered->kernels.size(), 1u);
+  auto outputs = RunFloat(*lowered, {F32({4}, {0, 1, -1, 0.5})});
+  EXPECT_EQ(outputs[0], (std::vector<double>{20000, 20001, 19999, 20000.5}));
+}
+
+TEST(LowerModuleTest, ResultsHoldAfterTheLoopPipeline) {
+  // The lowered module stays correct through the default loop passes
+  // (flattening, vectorization, storage rewriting, ...): same hand results.
+  absl::StatusOr<lower::LoweredModule> dense = OptimizeAndLower(kDenseBiasRelu);
+  ASSERT_TRUE(dense.ok()) << dense.status();
+  dense = testing::RunLoopPipeline(*std::move(dense));
+  ASSERT_TRUE(dense.ok()) << dense.status();
+  EXPECT_EQ(RunFloat(*dense, {F32({2, 3}, {1, 2, 3, 4, 5, 6}), F32({2, 3}, {0, 1, 0, 1, -1, 1}),
+                              F32({2}, {-3, -1})})[0],
+            (std::vector<double>{0, 1, 2, 4}));
+
+  absl::StatusOr<lower::LoweredModule> conv = OptimizeAndLower(kConv);
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  conv = testing::RunLoopPipeline(*std::move(conv));
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  std::vector<double> x(16);
+  for (int i = 0; i < 16; ++i) x[i] = i;
+  EXPECT_EQ(RunFloat(*conv, {F32({1, 1, 4, 4}, x), F32({1, 1, 2, 2}, {1, 2, 3, 4})})[0],
+            (std::vector<double>{34, 44, 54, 74, 84, 94, 114, 124, 134}));
+
+  absl::StatusOr<lower::LoweredModule> chain = OptimizeAndLower(kChain);
+  ASSERT_TRUE(chain.ok()) << chain.status();
+  chain = testing::RunLoopPipeline(*std::move(chain));
+  ASSERT_TRUE(chain.ok()) << chain.status();
+  std::vector<double> identity2(256, 0.0);
+  for (int i = 0; i < 16; ++i) identity2[i * 16 + i] = 2;
+  std::vector<double> input(16), expected(16);
+  for (int i = 0; i < 16; ++i) {
+    input[i] = i - 8;
+    expected[i] = 16 * std::max(0, i - 8);
+  }
+  EXPECT_EQ(RunFloat(*chain, {F32({1, 16}, input), F32({16, 16}, identity2),
+                              F32({16, 16}, identity2), F32({16, 16}, identity2),
+                              F32({16, 16}, identity2)})[0],
+            expected);
+}
+
+TEST(LowerModuleTest, ScheduleRecordsFollowTheOption) {
+  lower::LowerOptions options;
+  options.keep_schedule_record = false;
+  absl::StatusOr<lower::LoweredModule> without = OptimizeAndLower(kDenseBiasRelu, 3, options);
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_TRUE(without->kernels[0].schedule.record().empty());
+  absl::StatusOr<lower::LoweredModule> with = OptimizeAndLower(kDenseBiasRelu);
+  ASSERT_TRUE(with.ok()) << with.status();
+  ASSERT_FALSE(with->kernels[0].schedule.record().empty());
+  EXPECT_EQ(with->kernels[0].schedule.record()[0].primitive, "vanilla");
+}
+
+TEST(LowerModuleTest, RunRejectsTensorsOfTheWrongShape) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(kDenseBiasRelu);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  loop::HostTensor x = F32({3, 2}, {1, 2, 3, 4, 5, 6});
+  loop::HostTensor w = F32({2, 3}, {0, 1, 0, 1, -1, 1});
+  loop::HostTensor b = F32({2}, {-3, -1});
+  std::vector<loop::HostTensor> outputs = lower::MakeOutputTensors(*lowered);
+  absl::Status status = lower::RunLoweredModule(*lowered, {&x, &w, &b}, {&outputs[0]});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "input 'x' expects float32[2, 3], got float32[3, 2]");
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,204 @@
+// One conformance case: model + test_data_set_0 -> outcome.
+#include "tools/kiln-conformance/conformance_case.h"
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <onnx/onnx_pb.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/driver/driver.h"
+#include "engine/frontend/onnx/convert_context.h"
+#include "engine/loop/host_tensor.h"
+#include "engine/loop/interpreter.h"
+#include "engine/loop/prim_func.h"
+#include "engine/support/status_macros.h"
+
+namespace kiln::conformance {
+
+namespace fs = std::filesystem;
+
+const char* StageName(Stage stage) {
+  switch (stage) {
+    case Stage::kPassed: return "passed";
+    case Stage::kUnsupportedOp: return "unsupported op";
+    case Stage::kImportError: return "import error";
+    case Stage::kCompileError: return "compile error";
+    case Stage::kRunError: return "run error";
+    case Stage::kWrongResult: return "wrong result";
+    case Stage::kCrash: return "crash";
+    case Stage::kTimeout: return "timeout";
+  }
+  return "?";
+}
+
+bool ParseStageName(const std::string& name, Stage* stage) {
+  for (Stage s : {Stage::kPassed, Stage::kUnsupportedOp, Stage::kImportError,
+                  Stage::kCompileError, Stage::kRunError, Stage::kWrongResult, Stage::kCrash,
+                  Stage::kTimeout}) {
+    if (name == StageName(s)) {
+      *stage = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+constexpr int64_t kMaxTensorElements = int64_t{1} << 28;
+
+std::string FirstLine(const absl::Status& status) {
+  std::string message(status.message());
+  return message.substr(0, message.find('\n'));
+}
+
+absl::StatusOr<std::string> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+absl::StatusOr<loop::HostTensor> ReadTensor(const fs::path& path) {
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(path.filename().string(),
+                                                   " is not a TensorProto (sequences and "
+                                                   "optionals are not supported)"));
+  }
+  KILN_ASSIGN_OR_RETURN(TensorData data,
+                        onnx_frontend::TensorFromProto(proto, kMaxTensorElements));
+  return loop::HostTensor::FromTensorData(data);
+}
+
+// input_0.pb, input_1.pb, ... (or output_*) in index order.
+absl::StatusOr<std::vector<loop::HostTensor>> ReadTensors(const fs::path& dir,
+                                                          const std::string& prefix) {
+  std::vector<loop::HostTensor> tensors;
+  for (int i = 0;; ++i) {
+    fs::path path = dir / absl::StrCat(prefix, "_", i, ".pb");
+    if (!fs::exists(path)) break;
+    KILN_ASSIGN_OR_RETURN(loop::HostTensor tensor, ReadTensor(path));
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+// The first element where `actual` and `expected` differ beyond tolerance,
+// as a message; empty when they match.
+std::string Compare(const loop::HostTensor& actual, const loop::HostTensor& expected,
+                    const Tolerance& tolerance) {
+  if (actual.dtype != expected.dtype) {
+    return absl::StrCat("dtype ", DataTypeName(actual.dtype), ", expected ",
+                        DataTypeName(expected.dtype));
+  }
+  if (actual.NumElements() != expected.NumElements()) {
+    return absl::StrCat(actual.NumElements(), " elements, expected ", expected.NumElements());
+  }
+  bool exact = !IsFloat(actual.dtype);
+  if (exact) {
+    if (actual.bytes == expected.bytes) return "";
+  }
+  std::vector<double> a = actual.ToDoubles();
+  std::vector<double> e = expected.ToDoubles();
+  for (size_t i = 0; i < a.size(); ++i) {
+    bool same;
+    if (exact) {
+      same = a[i] == e[i];
+    } else if (std::isnan(e[i]) || std::isnan(a[i])) {
+      same = std::isnan(e[i]) && std::isnan(a[i]);
+    } else if (std::isinf(e[i]) || std::isinf(a[i])) {
+      same = a[i] == e[i];
+    } else {
+      same = std::fabs(a[i] - e[i]) <= tolerance.atol + tolerance.rtol * std::fabs(e[i]);
+    }
+    if (!same) {
+      return absl::StrCat("element ", i, " is ", a[i], ", expected ", e[i]);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance) {
+  absl::StatusOr<std::string> model = ReadFile(dir / "model.onnx");
+  if (!model.ok()) return {Stage::kImportError, FirstLine(model.status())};
+  fs::path data_dir = dir / "test_data_set_0";
+  absl::StatusOr<std::vector<loop::HostTensor>> inputs = ReadTensors(data_dir, "input");
+  if (!inputs.ok()) return {Stage::kImportError, FirstLine(inputs.status())};
+  absl::StatusOr<std::vector<loop::HostTensor>> expected = ReadTensors(data_dir, "output");
+  if (!expected.ok()) return {Stage::kImportError, FirstLine(expected.status())};
+
+  // The test's inputs fix every dimension the model leaves symbolic.
+  onnx::ModelProto proto;
+  if (!proto.ParseFromString(*model)) return {Stage::kImportError, "model.onnx does not parse"};
+  std::set<std::string> initializers;
+  for (const auto& init : proto.graph().initializer()) initializers.insert(init.name());
+  driver::CompileOptions options;
+  size_t next_input = 0;
+  for (const auto& input : proto.graph().input()) {
+    if (initializers.count(input.name())) continue;
+    if (next_input < inputs->size()) {
+      options.import.input_shapes[input.name()] = (*inputs)[next_input].shape;
+      // Kiln compiles static shapes: an input an operator needs at compile
+      // time (a shape, axes, k, scales) is specialized to the test's value.
+      options.import.input_values[input.name()] = (*inputs)[next_input].ToTensorData();
+    }
+    ++next_input;
+  }
+
+  driver::CompileFailure failure;
+  absl::StatusOr<driver::CompileResult> compiled = driver::CompileOnnx(*model, options, &failure);
+  if (!compiled.ok()) {
+    if (failure.stage != driver::CompileStage::kImport) {
+      return {Stage::kCompileError, FirstLine(compiled.status())};
+    }
+    bool unsupported = compiled.status().code() == absl::StatusCode::kUnimplemented;
+    return {unsupported ? Stage::kUnsupportedOp : Stage::kImportError,
+            FirstLine(compiled.status())};
+  }
+  const lower::LoweredModule& lowered = *compiled->lowered;
+  if (static_cast<size_t>(lowered.num_inputs) != inputs->size() ||
+      static_cast<size_t>(lowered.num_outputs) != expected->size()) {
+    return {Stage::kCompileError,
+            absl::StrCat("the compiled model takes ", lowered.num_inputs, " inputs and gives ",
+                         lowered.num_outputs, " outputs; the test has ", inputs->size(), " and ",
+                         expected->size())};
+  }
+
+  // main(inputs..., outputs..., constants...)
+  const auto* main = lowered.module->Lookup("main").as<loop::PrimFuncNode>();
+  if (main == nullptr) return {Stage::kCompileError, "the lowered module has no PrimFunc main"};
+  std::vector<loop::HostTensor> outputs;
+  for (int i = 0; i < lowered.num_outputs; ++i) {
+    const loop::Buffer& buffer = main->param_buffer(lowered.num_inputs + i);
+    outputs.push_back(loop::HostTensor::Zeros(buffer->dtype, buffer->shape));
+  }
+  std::vector<loop::HostTensor> constants;
+  for (const auto& [buffer, data] : lowered.constants) {
+    constants.push_back(loop::HostTensor::FromTensorData(data));
+  }
+  std::vector<loop::HostTensor*> args;
+  for (auto& t : *inputs) args.push_back(&t);
+  for (auto& t : outputs) args.push_back(&t);
+  for (auto& t : constants) args.push_back(&t);
+  absl::Status ran = loop::RunModuleFunction(lowered.module, "main", args);
+  if (!ran.ok()) return {Stage::kRunError, FirstLine(ran)};
+
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string mismatch = Compare(outputs[i], (*expected)[i], tolerance);
+    if (!mismatch.empty()) {
+      return {Stage::kWrongResult, absl::StrCat("output ", i, ": ", mismatch)};
+    }
+  }
+  return {Stage::kPassed, ""};
+}
+
+}  // namespace kiln::conformance

@@ -1,0 +1,161 @@
+// kiln-conformance: runs the ONNX backend test models end to end through
+// Kiln (import, O3, lowering, the loop-IR interpreter) and compares every
+// output with the test's expected output. Each case runs in its own child
+// process with a time limit, so crashes and hangs are counted, not fatal.
+//
+//   kiln-conformance [--filter REGEX] [--json report.json] [--jobs N]
+//                    [--expected passing.txt] [--record passing.txt]
+//
+// Prints one line per case, a breakdown by failure stage, and the closing
+// line `N passed, M failed`. With --expected, exits non-zero when a case
+// listed there no longer passes (a regression).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "nlohmann/json.hpp"
+#include "tools/kiln-conformance/conformance_case.h"
+#include "tools/kiln-conformance/isolated_runner.h"
+
+ABSL_FLAG(std::string, data, "/usr/share/libonnx-testdata/data",
+          "root of the ONNX backend test data");
+ABSL_FLAG(std::string, filter, "", "only cases whose name (suite/test) matches this regex");
+ABSL_FLAG(std::string, json, "", "write a JSON report to this file");
+ABSL_FLAG(int, jobs, 2, "cases run in parallel (one child process each)");
+ABSL_FLAG(int, timeout, 60, "seconds a case may take before it is killed");
+ABSL_FLAG(std::string, expected, "",
+          "file listing cases that must pass; a listed case failing is a regression");
+ABSL_FLAG(std::string, record, "", "write the names of the passing cases to this file");
+ABSL_FLAG(double, rtol, 1e-5, "relative tolerance for floating-point outputs");
+ABSL_FLAG(double, atol, 1e-5, "absolute tolerance for floating-point outputs");
+
+namespace fs = std::filesystem;
+using kiln::conformance::CaseOutcome;
+using kiln::conformance::Stage;
+
+namespace {
+
+constexpr const char* kSuites[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
+
+struct Case {
+  std::string name;  // suite/test
+  fs::path dir;
+};
+
+std::vector<Case> FindCases(const fs::path& root, const std::string& filter) {
+  std::regex pattern(filter.empty() ? ".*" : filter);
+  std::vector<Case> cases;
+  for (const char* suite : kSuites) {
+    fs::path dir = root / suite;
+    if (!fs::is_directory(dir)) continue;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (!fs::exists(entry.path() / "model.onnx")) continue;
+      std::string name = std::string(suite) + "/" + entry.path().filename().string();
+      if (std::regex_search(name, pattern)) cases.push_back(Case{name, entry.path()});
+    }
+  }
+  std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
+  return cases;
+}
+
+std::set<std::string> ReadNameList(const std::string& path) {
+  std::set<std::string> names;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != '#') names.insert(line);
+  }
+  return names;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("Runs the ONNX backend tests through Kiln's interpreter");
+  absl::ParseCommandLine(argc, argv);
+
+  std::vector<Case> cases = FindCases(absl::GetFlag(FLAGS_data), absl::GetFlag(FLAGS_filter));
+  if (cases.empty()) {
+    std::cerr << "kiln-conformance: no test cases under " << absl::GetFlag(FLAGS_data)
+              << " match the filter\n";
+    return 1;
+  }
+
+  kiln::conformance::Tolerance tolerance{absl::GetFlag(FLAGS_rtol), absl::GetFlag(FLAGS_atol)};
+  kiln::conformance::IsolationLimits limits;
+  limits.jobs = absl::GetFlag(FLAGS_jobs);
+  limits.timeout = std::chrono::seconds(absl::GetFlag(FLAGS_timeout));
+
+  std::vector<fs::path> dirs;
+  for (const Case& c : cases) dirs.push_back(c.dir);
+  std::vector<CaseOutcome> outcomes(cases.size());
+  kiln::conformance::RunIsolated(
+      dirs, limits,
+      [&](const fs::path& dir) { return kiln::conformance::RunCase(dir, tolerance); },
+      [&](size_t index, const CaseOutcome& outcome) {
+        outcomes[index] = outcome;
+        std::cout << (outcome.stage == Stage::kPassed ? "PASS " : "FAIL ") << cases[index].name;
+        if (outcome.stage != Stage::kPassed) {
+          std::cout << " [" << kiln::conformance::StageName(outcome.stage) << "] "
+                    << outcome.message;
+        }
+        std::cout << std::endl;
+      });
+
+  std::map<std::string, int> by_stage;
+  std::set<std::string> passing;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (outcomes[i].stage == Stage::kPassed) passing.insert(cases[i].name);
+    else ++by_stage[kiln::conformance::StageName(outcomes[i].stage)];
+  }
+  int failed = static_cast<int>(cases.size() - passing.size());
+  std::cout << "\nfailures by stage:\n";
+  for (const auto& [stage, count] : by_stage) std::cout << "  " << stage << ": " << count << "\n";
+
+  int exit_code = 0;
+  if (!absl::GetFlag(FLAGS_expected).empty()) {
+    std::vector<std::string> regressions;
+    std::set<std::string> selected;
+    for (const Case& c : cases) selected.insert(c.name);
+    for (const std::string& name : ReadNameList(absl::GetFlag(FLAGS_expected))) {
+      if (selected.count(name) && !passing.count(name)) regressions.push_back(name);
+    }
+    if (!regressions.empty()) {
+      std::cout << "\nregressions (listed in " << absl::GetFlag(FLAGS_expected)
+                << " but failing):\n";
+      for (const std::string& name : regressions) std::cout << "  " << name << "\n";
+      exit_code = 1;
+    }
+  }
+  if (!absl::GetFlag(FLAGS_record).empty()) {
+    std::ofstream out(absl::GetFlag(FLAGS_record));
+    out << "# ONNX backend tests that pass end to end through kiln-conformance.\n"
+        << "# Regenerate with tests/conformance/update_interpreter_expectation.sh.\n";
+    for (const std::string& name : passing) out << name << "\n";
+  }
+  if (!absl::GetFlag(FLAGS_json).empty()) {
+    nlohmann::json report;
+    report["passed"] = passing.size();
+    report["failed"] = failed;
+    report["failures_by_stage"] = by_stage;
+    nlohmann::json list = nlohmann::json::array();
+    for (size_t i = 0; i < cases.size(); ++i) {
+      list.push_back({{"name", cases[i].name},
+                      {"stage", kiln::conformance::StageName(outcomes[i].stage)},
+                      {"message", outcomes[i].message}});
+    }
+    report["cases"] = std::move(list);
+    std::ofstream(absl::GetFlag(FLAGS_json)) << report.dump(2) << "\n";
+  }
+  std::cout << "\n" << passing.size() << " passed, " << failed << " failed" << std::endl;
+  return exit_code;
+}
