@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ir/expr_mutator.h"
 #include "engine/loop/interpreter.h"
+#include "engine/loop/transform/flatten_buffer.h"
+#include "engine/loop/transform/simplify.h"
 #include "engine/op/op_registry.h"
 #include "engine/pass/pass_context.h"
 #include "engine/support/status_macros.h"
@@ -48,6 +50,22 @@ bool CollectConstants(const Expr& arg, std::vector<TensorData>* out) {
     return true;
   }
   return false;
+}
+
+// The same program with flat buffers and simplified index arithmetic. The
+// loop passes run uninstrumented: they are part of evaluating one call, not
+// passes of the pipeline.
+absl::StatusOr<loop::PrimFunc> SimplifyForInterpreter(const loop::PrimFunc& func) {
+  static const Pass* const kPasses[] = {
+      new Pass(loop::transform::FlattenBuffer()),
+      new Pass(loop::transform::Simplify()),
+  };
+  PassContext context;
+  IRModule module = MakeModuleFromMain(func);
+  for (const Pass* pass : kPasses) {
+    KILN_ASSIGN_OR_RETURN(module, (*pass)->Run(module, context));
+  }
+  return Downcast<loop::PrimFuncNode>(module->Lookup("main"));
 }
 
 class ConstantFolder final : public PostOrderRewriter {
@@ -159,10 +177,19 @@ class ConstantFolder final : public PostOrderRewriter {
                                               " results for ", result_types.size(), " types"));
     }
     te::Schedule schedule = te::Schedule::Create(outputs, te::ScheduleOptions{false});
+    // One flat loop per output that does not reduce: flattened and simplified,
+    // its index arithmetic shrinks to a few operations per element, which is
+    // what the interpreter's time is made of (folded weights are large).
+    for (const te::Tensor& output : outputs) {
+      if (output.op()->body->reduce.has_value()) continue;
+      std::vector<te::IterVar> leaves = schedule.LeafIterVars(output);
+      for (size_t i = 1; i < leaves.size(); ++i) leaves[0] = schedule.Fuse(output, leaves[0], leaves[i]);
+    }
     std::vector<te::Tensor> params = placeholders;
     params.insert(params.end(), outputs.begin(), outputs.end());
-    KILN_ASSIGN_OR_RETURN(loop::PrimFunc func,
+    KILN_ASSIGN_OR_RETURN(loop::PrimFunc lowered,
                           te::LowerSchedule(schedule, params, "fold_" + entry.name));
+    KILN_ASSIGN_OR_RETURN(loop::PrimFunc func, SimplifyForInterpreter(lowered));
 
     std::vector<loop::HostTensor> args;
     args.reserve(params.size());
@@ -176,8 +203,10 @@ class ConstantFolder final : public PostOrderRewriter {
 
     std::vector<Expr> results;
     for (size_t i = 0; i < outputs.size(); ++i) {
-      const loop::HostTensor& value = args[inputs.size() + i];
-      Expr constant = MakeConstant(value.ToTensorData(), call.span);
+      loop::HostTensor& value = args[inputs.size() + i];
+      // Moved, not copied: folded weights are large.
+      Expr constant = MakeConstant(
+          MakeTensorData(value.dtype, std::move(value.shape), std::move(value.bytes)), call.span);
       results.push_back(WithCheckedType(constant, Type(result_types[i])));
     }
     if (call.checked_type.as<TupleTypeNode>() == nullptr) return results[0];

@@ -77,6 +77,32 @@ void LinearForm::MergeDivModPairs() {
   bool merged = true;
   while (merged) {
     merged = false;
+    // ((x // a) % b) * (k * a) + (x % a) * k == (x % (a * b)) * k for a, b > 0:
+    // the inner levels of a fuse of several axes, merged one level at a time.
+    for (size_t outer = 0; outer < terms_.size() && !merged; ++outer) {
+      PrimExpr quotient, x;
+      int64_t a, b;
+      if (!MatchDivOrMod(terms_[outer].atom, BinaryOp::kFloorMod, &quotient, &b)) continue;
+      if (!MatchDivOrMod(quotient, BinaryOp::kFloorDiv, &x, &a)) continue;
+      for (size_t inner = 0; inner < terms_.size(); ++inner) {
+        PrimExpr y;
+        int64_t a2;
+        if (!MatchDivOrMod(terms_[inner].atom, BinaryOp::kFloorMod, &y, &a2)) continue;
+        if (a2 != a || !ExprDeepEqual(x, y)) continue;
+        int64_t k = terms_[inner].coeff, product, modulus;
+        if (__builtin_mul_overflow(k, a, &product) || product != terms_[outer].coeff) continue;
+        if (__builtin_mul_overflow(a, b, &modulus)) continue;
+        LinearTerm high = terms_[outer], low = terms_[inner];
+        AddTerm(high.atom, -high.coeff);
+        AddTerm(low.atom, -low.coeff);
+        AddTerm(MakeBinary(BinaryOp::kFloorMod, x, IntImm(modulus, kIndexType, high.atom->span),
+                           high.atom->span),
+                k);
+        merged = true;
+        break;
+      }
+    }
+    if (merged) continue;
     for (size_t d = 0; d < terms_.size() && !merged; ++d) {
       PrimExpr x;
       int64_t c;

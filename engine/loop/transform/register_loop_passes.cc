@@ -51,7 +51,7 @@ void RegisterLoopPasses(PassRegistry& registry) {
 
 const std::string& DefaultLoopPipeline() {
   static const std::string* const kPipeline = new std::string(
-      "Simplify,FlattenBuffer,VectorizeLoop,UnrollLoop,Simplify,RemoveNoOp,StorageRewrite,"
+      "Simplify,FlattenBuffer,Simplify,VectorizeLoop,UnrollLoop,Simplify,RemoveNoOp,StorageRewrite,"
       "LowerIntrin");
   return *kPipeline;
 }

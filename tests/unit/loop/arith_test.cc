@@ -229,6 +229,17 @@ TEST(ArithSimplifyTest, FuseIndexMathCollapses) {
   EXPECT_EQ(Str(Simplify(FloorMod(FloorMod(f, 32), 8))), "(fused % 8)");
 }
 
+TEST(ArithSimplifyTest, AFlattenedFuseOfFourAxesIsTheFusedIndex) {
+  // A (256, 256, 3, 3) tensor indexed by one fused variable, flattened back
+  // with strides (2304, 9, 3, 1): the offset is the fused index itself.
+  Var f = MakeVar("fused");
+  PrimExpr offset = FloorDiv(f, 2304) * 2304 + FloorMod(FloorDiv(f, 9), 256) * 9 +
+                    FloorMod(FloorDiv(f, 3), 3) * 3 + FloorMod(f, 3);
+  EXPECT_TRUE(Simplify(offset).same_as(f)) << Str(Simplify(offset));
+  // Two inner levels alone: ((f // 3) % 3) * 3 + f % 3 == f % 9.
+  EXPECT_EQ(Str(Simplify(FloorMod(FloorDiv(f, 3), 3) * 3 + FloorMod(f, 3))), "(fused % 9)");
+}
+
 TEST(ArithSimplifyTest, ComparisonsMinMaxAndSelectsFromBounds) {
   Var i = MakeVar("i");
   Var j = MakeVar("j");
