@@ -67,6 +67,9 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t) {
   order.push_back(x_inner);
   schedule.Reorder(t, order);
   schedule.Vectorize(t, x_inner);
+  // The row tile is unrolled: kReductionRowTile vector accumulators per
+  // reduce step, which code generation keeps in registers.
+  if (y_inner) schedule.Unroll(t, y_inner);
   // The tile loops stay serial: only loops outside the reduction run in parallel.
   ParallelizeOuter(schedule, t, reduce_axes.empty() ? x_inner : reduce_axes.front());
 }

@@ -30,8 +30,8 @@ inline constexpr int64_t kReductionRowTile = 4;
 //    sums of softmax, ...): the innermost output axis is split by a vector
 //    width that divides it, the axis before it is tiled by kReductionRowTile,
 //    the reduce loops move inside the outer output loops and outside the tile,
-//    the vector loop is vectorized, and the outer loops are fused and run in
-//    parallel;
+//    the vector loop is vectorized, the row-tile loop unrolled, and the outer
+//    loops are fused and run in parallel;
 //  * any other stage left (an elementwise or injective output): all axes are
 //    fused, split by a vector width that divides the total, the inner loop
 //    vectorized and the outer one parallel.

@@ -5,7 +5,6 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
-#include "engine/loop/transform/register_loop_passes.h"
 #include "engine/lower/kernel_selector.h"
 #include "engine/lower/lower_module.h"
 #include "engine/lower/schedule_record.h"
@@ -25,13 +24,8 @@ void Write(const std::string& text) { std::fwrite(text.data(), 1, text.size(), s
 
 }  // namespace
 
-int EmitLowered(const kiln::IRModule& optimized, const LoweringOutputOptions& options) {
-  kiln::PassContext context;
-  if (options.opt_level >= 0) context.set_opt_level(options.opt_level);
-  for (const std::string& assignment : options.configs) {
-    absl::Status status = context.SetConfigFromAssignment(assignment);
-    if (!status.ok()) return Fail(absl::StrCat("--config: ", std::string(status.message())));
-  }
+int EmitLowered(const kiln::IRModule& optimized, kiln::PassContext& context,
+                const LoweringOutputOptions& options) {
   absl::StatusOr<kiln::lower::LoweredModule> lowered =
       kiln::lower::LowerModule(optimized, kiln::lower::LowerOptionsFromContext(context));
   if (!lowered.ok()) return Fail(std::string(lowered.status().message()));
@@ -51,13 +45,12 @@ int EmitLowered(const kiln::IRModule& optimized, const LoweringOutputOptions& op
     return 0;
   }
 
-  absl::StatusOr<kiln::Pass> loop_pipeline =
-      kiln::ParsePipeline(kiln::loop::transform::DefaultLoopPipeline());
-  if (!loop_pipeline.ok()) return Fail(std::string(loop_pipeline.status().message()));
-  absl::StatusOr<kiln::IRModule> module;
-  {
-    kiln::PassContext::Scope scope(context);
-    if (!scope.status().ok()) return Fail(std::string(scope.status().message()));
+  absl::StatusOr<kiln::IRModule> module = lowered->module;
+  if (!options.loop_pipeline.empty()) {
+    absl::StatusOr<kiln::Pass> loop_pipeline = kiln::ParsePipeline(options.loop_pipeline);
+    if (!loop_pipeline.ok()) {
+      return Fail(absl::StrCat("--loop-passes: ", std::string(loop_pipeline.status().message())));
+    }
     module = (**loop_pipeline)(lowered->module, context);
   }
   if (!module.ok()) return Fail(std::string(module.status().message()));

@@ -8,23 +8,25 @@
 #include <vector>
 
 #include "engine/ir/module.h"
+#include "engine/pass/pass_context.h"
 #include "engine/printer/printer.h"
 
 namespace kiln_opt {
 
 struct LoweringOutputOptions {
-  // --config assignments (te.keep_schedule_record among them) and the -O
-  // level (-1: the default) for the loop pipeline's context.
-  std::vector<std::string> configs;
-  int opt_level = -1;
+  // The loop pipeline run on the lowered module (empty: none).
+  std::string loop_pipeline;
   // Empty: print the lowered module; else the kernels' schedule records.
   std::string schedule_record;
   bool json = false;
   kiln::PrintOptions print_options;
 };
 
-// Lowers `optimized` and writes the requested output to stdout (errors to
-// stderr). Returns the process exit code.
-int EmitLowered(const kiln::IRModule& optimized, const LoweringOutputOptions& options);
+// Lowers `optimized` under `context` (the graph pipeline's, still current, so
+// its config and instruments apply to lowering and the loop passes as well)
+// and writes the requested output to stdout (errors to stderr). Returns the
+// process exit code.
+int EmitLowered(const kiln::IRModule& optimized, kiln::PassContext& context,
+                const LoweringOutputOptions& options);
 
 }  // namespace kiln_opt

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -93,6 +94,9 @@ ABSL_FLAG(std::string, emit, "graph",
           "what to print: graph (the graph module) or loop (run the graph pipeline, -O2's when "
           "none is given, lower, run the default loop pipeline, print the loop module as script, or "
           "as JSON with --format=json)");
+ABSL_FLAG(std::string, loop_passes, kiln::loop::transform::DefaultLoopPipeline(),
+          "with --emit=loop: the loop pipeline run on the lowered module (default: the "
+          "default loop pipeline; empty: none)");
 ABSL_FLAG(std::string, schedule_record, "",
           "print the schedule record of the kernels SELECTOR names (the call index in the "
           "optimized main, a fused function name, or an ONNX layer name) after lowering; "
@@ -284,8 +288,12 @@ int Fail(std::string_view message) {
 
 // Builds the PassContext from the flags, runs `pipeline_text` on `*module`.
 // Returns the process exit code.
+// `then`, when given, runs on the result while the context is still current
+// (lowering and the loop pipeline, so instruments see those passes too) and
+// gives the exit code.
 int RunPipeline(const std::string& pipeline_text, const std::vector<std::string>& configs,
-                const kiln::PrintOptions& print_options, bool json, kiln::IRModule* module) {
+                const kiln::PrintOptions& print_options, bool json, kiln::IRModule* module,
+                const std::function<int(kiln::PassContext&, const kiln::IRModule&)>& then = {}) {
   absl::StatusOr<kiln::Pass> pipeline = kiln::ParsePipeline(pipeline_text);
   if (!pipeline.ok()) return Fail(std::string(pipeline.status().message()));
 
@@ -370,10 +378,12 @@ int RunPipeline(const std::string& pipeline_text, const std::vector<std::string>
   }
 
   absl::StatusOr<kiln::IRModule> result;
+  int then_code = 0;
   {
     kiln::PassContext::Scope scope(context);
     if (!scope.status().ok()) return Fail(std::string(scope.status().message()));
     result = (**pipeline)(*module, context);
+    if (result.ok() && then) then_code = then(context, *result);
     absl::Status closed = scope.Close();
     if (result.ok() && !closed.ok()) result = closed;
   }
@@ -397,7 +407,7 @@ int RunPipeline(const std::string& pipeline_text, const std::vector<std::string>
     return 1;
   }
   *module = *std::move(result);
-  return 0;
+  return then_code;
 }
 
 }  // namespace
@@ -472,18 +482,20 @@ int main(int argc, char** argv) {
   if (pipeline.empty() && opt_level >= 0) pipeline = kiln::DefaultPipeline(opt_level);
   // Lowering needs fused, typed functions: the default pipeline provides them.
   if (pipeline.empty() && lowering) pipeline = kiln::DefaultPipeline(2);
-  if (!pipeline.empty()) {
-    int code = RunPipeline(pipeline, args.configs, print_options, format == "json", &*module);
-    if (code != 0) return code;
-  }
   if (lowering) {
     kiln_opt::LoweringOutputOptions lowering_options;
-    lowering_options.configs = args.configs;
-    lowering_options.opt_level = opt_level;
+    lowering_options.loop_pipeline = absl::GetFlag(FLAGS_loop_passes);
     lowering_options.schedule_record = absl::GetFlag(FLAGS_schedule_record);
     lowering_options.json = format == "json";
     lowering_options.print_options = print_options;
-    return kiln_opt::EmitLowered(*module, lowering_options);
+    return RunPipeline(pipeline, args.configs, print_options, format == "json", &*module,
+                       [&](kiln::PassContext& context, const kiln::IRModule& optimized) {
+                         return kiln_opt::EmitLowered(optimized, context, lowering_options);
+                       });
+  }
+  if (!pipeline.empty()) {
+    int code = RunPipeline(pipeline, args.configs, print_options, format == "json", &*module);
+    if (code != 0) return code;
   }
 
   std::string output =
