@@ -93,7 +93,14 @@ loop::Buffer WholeBufferOf(const IRDocsifier& d, const loop::AllocateNode& alloc
 
 std::vector<StmtDoc> StmtList(IRDocsifier& d, const loop::Stmt& stmt) {
   Doc doc = d.AsDoc(stmt);
-  if (auto block = DocAs<StmtBlockDocNode>(doc)) return block->stmts;
+  if (auto block = DocAs<StmtBlockDocNode>(doc)) {
+    // An empty body (a kernel over zero elements, a sequence RemoveNoOp
+    // emptied) still needs a statement to be a body: the no-op T.evaluate(0).
+    if (block->stmts.empty()) {
+      return {std::make_shared<ExprStmtDocNode>(TCall("evaluate", {d.AsExprDoc(loop::IntImm(0))}))};
+    }
+    return block->stmts;
+  }
   if (auto single = DocAs<StmtDocNode>(doc)) return {single};
   // Only a node nobody registered for (a placeholder) lands here.
   return {std::make_shared<ExprStmtDocNode>(DocAs<ExprDocNode>(doc))};
