@@ -23,6 +23,10 @@ config.test_exec_root = config.kiln_lit_binary_dir
 # name (kiln-opt-foo).
 config.substitutions.append((r"(?<![\w./-])kiln-opt(?![\w.-])", config.kiln_opt_path))
 
+config.substitutions.append(
+    (r"(?<![\w./-])kiln-conformance(?![\w.-])", config.kiln_conformance_path)
+)
+
 # Debian's interpreter, which sees python3-onnx (tests build their .onnx inputs with it).
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
