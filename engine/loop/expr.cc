@@ -174,8 +174,11 @@ PrimExpr MakeBroadcast(PrimExpr value, int lanes, Span span) {
 }
 
 namespace {
+// Integers stay integers: through a double, values beyond 2^53 would round.
 PrimExpr IndexConst(const PrimExpr& like, int64_t value) {
-  return MakeConst(like->type.element(), static_cast<double>(value));
+  PrimType type = like->type.element();
+  if (IsFloat(type.dtype)) return FloatImm(static_cast<double>(value), type);
+  return IntImm(value, type);
 }
 }  // namespace
 

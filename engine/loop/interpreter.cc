@@ -79,8 +79,32 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
+// One argument as the checks and the storages see it.
+struct ArgRef {
+  DataType dtype;
+  const std::vector<int64_t>* shape;
+  uint8_t* data;
+  int64_t bytes;
+};
+
+absl::StatusOr<std::vector<ArgRef>> HostArgs(const PrimFuncNode& func, const std::string& name,
+                                             const std::vector<HostTensor*>& args) {
+  std::vector<ArgRef> refs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    HostTensor* arg = args[i];
+    if (arg == nullptr) {
+      std::string param = i < func.params.size() ? func.param_buffer(i)->name : "?";
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " for parameter '", param,
+                                                     "' of '", name, "' is null"));
+    }
+    refs.push_back(ArgRef{arg->dtype, &arg->shape, reinterpret_cast<uint8_t*>(arg->bytes.data()),
+                          static_cast<int64_t>(arg->bytes.size())});
+  }
+  return refs;
+}
+
 absl::Status CheckArgs(const PrimFuncNode& func, const std::string& name,
-                       const std::vector<HostTensor*>& args) {
+                       const std::vector<ArgRef>& args) {
   if (args.size() != func.params.size()) {
     return absl::InvalidArgumentError(absl::StrCat("function '", name, "' takes ",
                                                    func.params.size(), " arguments, got ",
@@ -88,28 +112,25 @@ absl::Status CheckArgs(const PrimFuncNode& func, const std::string& name,
   }
   for (size_t i = 0; i < args.size(); ++i) {
     const Buffer& param = func.param_buffer(i);
-    const HostTensor* arg = args[i];
-    if (arg == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " for parameter '",
-                                                     param->name, "' of '", name,
-                                                     "' is null"));
-    }
+    const ArgRef& arg = args[i];
     // The element count of a hostile shape may overflow: count carefully.
-    int64_t num_bytes = DataTypeBytes(arg->dtype);
+    int64_t num_bytes = DataTypeBytes(arg.dtype);
+    int64_t num_elements = 1;
     bool valid_shape = true;
-    for (int64_t d : arg->shape) {
+    for (int64_t d : *arg.shape) {
       valid_shape = valid_shape && d >= 0 && !__builtin_mul_overflow(num_bytes, d, &num_bytes);
+      if (valid_shape) num_elements *= d;
     }
-    if (!valid_shape || static_cast<int64_t>(arg->bytes.size()) != num_bytes) {
+    if (!valid_shape || arg.bytes != num_bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i, " for parameter '", param->name, "' of '", name, "' holds ",
-          arg->bytes.size(), " bytes, which does not fit its type ", DataTypeName(arg->dtype),
-          ShapeString(arg->shape)));
+          arg.bytes, " bytes, which does not fit its type ", DataTypeName(arg.dtype),
+          ShapeString(*arg.shape)));
     }
-    if (arg->dtype != param->dtype || arg->NumElements() != param->NumElements()) {
+    if (arg.dtype != param->dtype || num_elements != param->NumElements()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i, " for parameter '", param->name, "' of '", name, "' is ",
-          DataTypeName(arg->dtype), ShapeString(arg->shape), " (", arg->NumElements(),
+          DataTypeName(arg.dtype), ShapeString(*arg.shape), " (", num_elements,
           " elements), but the parameter is ", DataTypeName(param->dtype),
           ShapeString(param->shape), " (", param->NumElements(), " elements)"));
     }
@@ -117,18 +138,21 @@ absl::Status CheckArgs(const PrimFuncNode& func, const std::string& name,
   return absl::OkStatus();
 }
 
-absl::Status Execute(const CompiledFunc& compiled, const std::vector<HostTensor*>& args,
+absl::Status Execute(const CompiledFunc& compiled, const std::vector<ArgRef>& args,
                      const InterpreterOptions& options) {
   KILN_RETURN_IF_ERROR(CheckArgs(*compiled.func, compiled.name, args));
   std::vector<interp::StorageView> storages;
   storages.reserve(args.size());
-  for (HostTensor* arg : args) {
-    storages.push_back(interp::StorageView{reinterpret_cast<uint8_t*>(arg->bytes.data()),
-                                           static_cast<int64_t>(arg->bytes.size())});
-  }
+  for (const ArgRef& arg : args) storages.push_back(interp::StorageView{arg.data, arg.bytes});
   interp::ExecState state(options);
   interp::ExecuteCompiled(compiled, storages, &state);
   return state.error();
+}
+
+absl::Status Execute(const CompiledFunc& compiled, const std::vector<HostTensor*>& args,
+                     const InterpreterOptions& options) {
+  KILN_ASSIGN_OR_RETURN(std::vector<ArgRef> refs, HostArgs(*compiled.func, compiled.name, args));
+  return Execute(compiled, refs, options);
 }
 
 // The module's PrimFuncs, compiled on first call. A kernel reached again
@@ -179,6 +203,31 @@ absl::Status RunPrimFunc(const PrimFunc& func, const std::vector<HostTensor*>& a
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledFunc> compiled,
                         interp::CompilePrimFunc(func, "prim_func", nullptr));
   return Execute(*compiled, args, options);
+}
+
+absl::Status RunPrimFuncOnConstants(const PrimFunc& func, const std::vector<TensorData>& inputs,
+                                    const std::vector<HostTensor*>& outputs,
+                                    const InterpreterOptions& options) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledFunc> compiled,
+                        interp::CompilePrimFunc(func, "prim_func", nullptr));
+  for (size_t i = 0; i < inputs.size() && i < compiled->stored_slots.size(); ++i) {
+    if (compiled->stored_slots[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("function '", compiled->name, "' stores to parameter '",
+                       func->param_buffer(i)->name, "', which is a read-only constant"));
+    }
+  }
+  std::vector<ArgRef> refs;
+  for (const TensorData& input : inputs) {
+    // Read in place: the function stores to no input (checked above).
+    refs.push_back(ArgRef{input->dtype, &input->shape,
+                          reinterpret_cast<uint8_t*>(const_cast<char*>(input->bytes.data())),
+                          static_cast<int64_t>(input->bytes.size())});
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<ArgRef> output_refs,
+                        HostArgs(*func, compiled->name, outputs));
+  refs.insert(refs.end(), output_refs.begin(), output_refs.end());
+  return Execute(*compiled, refs, options);
 }
 
 absl::Status RunModuleFunction(const IRModule& module, std::string_view name,

@@ -95,6 +95,12 @@ class Compiler {
     return slot;
   }
   int NewStorageSlot() { return out_->num_storage_slots++; }
+  void MarkStored(int slot) {
+    if (out_->stored_slots.size() <= static_cast<size_t>(slot)) {
+      out_->stored_slots.resize(static_cast<size_t>(slot) + 1);
+    }
+    out_->stored_slots[static_cast<size_t>(slot)] = true;
+  }
 
   absl::StatusOr<Compiled> CompileExprUncached(const PrimExpr& expr, int lane);
   absl::StatusOr<Compiled> CompileBinary(const BinaryNode* op, int lane);

@@ -176,6 +176,57 @@ void BufferAccess::ReportOutOfBounds(Frame& frame, const char* access_kind, int6
 
 namespace {
 
+// Signed integer div, floordiv and floormod: one rule when the dividend is
+// nonnegative and the divisor positive.
+template <typename T>
+constexpr bool IsSignedIntegerDivision(BinaryOp op) {
+  return !T::kFloat && !T::kBool && T::kSigned &&
+         (op == BinaryOp::kDiv || op == BinaryOp::kFloorDiv || op == BinaryOp::kFloorMod);
+}
+
+// Replaces each x[k] by x[k] / d (or x[k] % d when `remainder`) when every
+// x[k] is in [0, 2^50]; false, changing nothing, otherwise. Integer division
+// is the slowest instruction of index arithmetic (`fused // 27` in every
+// folded weight); a double reciprocal estimates the quotient within one,
+// which the remainder then corrects, so the result is exact and several
+// times faster. Consecutive dividends (a fused loop index) need one division.
+bool DivideByPositiveConstant(Scalar* x, int n, int64_t d, bool remainder) {
+  constexpr int64_t kLimit = int64_t{1} << 50;
+  if (n == 0) return true;
+  const int64_t x0 = x[0].i;
+  bool consecutive = true;  // the common case: a fused loop index
+  for (int k = 1; k < n; ++k) consecutive &= x[k].i == x0 + k;
+  if (consecutive && x0 >= 0 && x0 <= kLimit) {
+    int64_t q = x0 / d;
+    int64_t r = x0 % d;
+    for (int k = 0; k < n; ++k) {
+      x[k].i = remainder ? r : q;
+      if (++r == d) {
+        r = 0;
+        ++q;
+      }
+    }
+    return true;
+  }
+  bool in_range = true;
+  for (int k = 0; k < n; ++k) in_range &= static_cast<uint64_t>(x[k].i) <= kLimit;
+  if (!in_range) return false;
+  const double reciprocal = 1.0 / static_cast<double>(d);
+  for (int k = 0; k < n; ++k) {
+    int64_t q = static_cast<int64_t>(static_cast<double>(x[k].i) * reciprocal);
+    int64_t r = x[k].i - q * d;
+    if (r < 0) {
+      q -= 1;
+      r += d;
+    } else if (r >= d) {
+      q += 1;
+      r -= d;
+    }
+    x[k].i = remainder ? r : q;
+  }
+  return true;
+}
+
 template <typename T, BinaryOp kOp>
 class BinaryExpr final : public CompiledExpr {
  public:
@@ -201,7 +252,45 @@ class BinaryExpr final : public CompiledExpr {
     return ApplyBinary<T, kOp>(a, b);
   }
 
+  bool CollectBatchLoads(int depth, std::vector<int>* load_slots) const override {
+    return a_.CollectBatchLoads(depth, load_slots) && b_.CollectBatchLoads(depth, load_slots);
+  }
+  void EvalBatch(Frame& frame, Batch& batch, Scalar* out) const override {
+    a_.EvalBatch(frame, batch, out);
+    if (batch.failed) return;
+    const int n = batch.size;
+    if (b_.is_constant()) {  // `i // 576`, `x * 0.5`: no batch of operands
+      const Scalar b = b_.constant();
+      if (!ValidRightOperand(b)) {
+        batch.failed = true;
+        return;
+      }
+      if constexpr (IsSignedIntegerDivision<T>(kOp)) {
+        if (b.i > 0 && DivideByPositiveConstant(out, n, b.i, kOp == BinaryOp::kFloorMod)) return;
+      }
+      for (int k = 0; k < n; ++k) out[k] = ApplyBinary<T, kOp>(out[k], b);
+      return;
+    }
+    Scalar rhs[kBatchSize];
+    b_.EvalBatch(frame, batch, rhs);
+    if (batch.failed) return;
+    bool valid = true;
+    for (int k = 0; k < n; ++k) valid &= ValidRightOperand(rhs[k]);
+    if (!valid) {
+      batch.failed = true;
+      return;
+    }
+    for (int k = 0; k < n; ++k) out[k] = ApplyBinary<T, kOp>(out[k], rhs[k]);
+  }
+
  private:
+  // A nonzero divisor, a shift amount in [0, bits).
+  static bool ValidRightOperand(Scalar b) {
+    if constexpr (NeedsNonzeroDivisor<T>(kOp)) return b.u != 0;
+    if constexpr (!T::kFloat && IsShift(kOp)) return b.u < static_cast<uint64_t>(IntBits<T>());
+    return true;
+  }
+
   void Report(Frame& frame, const std::string& problem) const {
     frame.state->Fail(absl::InvalidArgumentError(
         absl::StrCat(problem, " in `", DescribeExpr(ir_), "` (",
@@ -244,6 +333,13 @@ class CastExpr final : public CompiledExpr {
  public:
   explicit CastExpr(const CompiledExpr* value) : value_(value) {}
   Scalar Eval(Frame& frame) const override { return Convert<Dst, Src>(value_.Eval(frame)); }
+  bool CollectBatchLoads(int depth, std::vector<int>* load_slots) const override {
+    return value_.CollectBatchLoads(depth, load_slots);
+  }
+  void EvalBatch(Frame& frame, Batch& batch, Scalar* out) const override {
+    value_.EvalBatch(frame, batch, out);
+    for (int k = 0; k < batch.size; ++k) out[k] = Convert<Dst, Src>(out[k]);
+  }
 
  private:
   Operand value_;
@@ -322,6 +418,32 @@ class FlatLoadExpr final : public CompiledExpr {
       return Scalar{};
     }
     return T::Load(storage.data + flat * T::kBytes);
+  }
+
+  bool CollectBatchLoads(int depth, std::vector<int>* load_slots) const override {
+    load_slots->push_back(access_.storage_slot);
+    return index_.CollectBatchLoads(depth, load_slots);
+  }
+  void EvalBatch(Frame& frame, Batch& batch, Scalar* out) const override {
+    const StorageView& storage = frame.storages[access_.storage_slot];
+    const int64_t size = storage.bytes / T::kBytes;
+    int64_t first = BatchRange::Contiguous(batch, index_.IsVar(batch.loop_slot),
+                                           access_.offset, size);
+    if (first >= 0) {
+      const uint8_t* data = storage.data + first * T::kBytes;
+      for (int k = 0; k < batch.size; ++k) out[k] = T::Load(data + k * T::kBytes);
+      return;
+    }
+    index_.EvalBatch(frame, batch, out);  // the indices, then the values in place
+    if (batch.failed) return;
+    for (int k = 0; k < batch.size; ++k) {
+      int64_t flat;
+      if (__builtin_add_overflow(out[k].i, access_.offset, &flat) || flat < 0 || flat >= size) {
+        batch.failed = true;
+        return;
+      }
+      out[k] = T::Load(storage.data + flat * T::kBytes);
+    }
   }
 
  private:

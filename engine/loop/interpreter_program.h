@@ -10,6 +10,7 @@
 // what the run reports.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -78,9 +79,59 @@ class CompiledNode {
   virtual ~CompiledNode() = default;
 };
 
+// Batched execution of innermost loops. A loop whose body is one scalar store
+// of a batchable expression (variables, constants, arithmetic, casts and
+// loads) runs kBatchSize iterations per call of each node, so a node's
+// dispatch is paid once per batch instead of once per element: constant
+// folding of large weights spends its time in arithmetic, not in calls.
+// Batch nodes never record errors: they set `failed`, and the loop re-runs
+// that batch one iteration at a time, which reports the error exactly as the
+// scalar path would (nothing of a failed batch has been stored).
+inline constexpr int kBatchSize = 128;
+// Deeper expressions run scalar (each level of a batch keeps a batch of
+// temporaries on the stack).
+inline constexpr int kMaxBatchDepth = 24;
+
+struct Batch {
+  int loop_slot = -1;
+  int size = 0;
+  bool failed = false;
+  // loop_values[k] == loop_values[0] + k (no wrap-around in this batch), so
+  // an access indexed by the loop variable alone is a contiguous range.
+  bool consecutive = false;
+  Scalar loop_values[kBatchSize];  // the loop variable in each iteration
+};
+
+// For a batch access at `index[k] + offset` into `elements` elements: the
+// first element when the batch is one contiguous run indexed by the loop
+// variable, checked in bounds; -1 when it is not such a run; `batch.failed`
+// is set when it is, but out of bounds.
+struct BatchRange {
+  static int64_t Contiguous(const Batch& batch, bool indexed_by_loop_var, int64_t offset,
+                            int64_t elements) {
+    if (!indexed_by_loop_var || !batch.consecutive) return -1;
+    int64_t first;
+    if (__builtin_add_overflow(batch.loop_values[0].i, offset, &first) || first < 0 ||
+        first > elements - batch.size) {
+      return -1;  // the element-wise path reports it
+    }
+    return first;
+  }
+};
+
 class CompiledExpr : public CompiledNode {
  public:
   virtual Scalar Eval(Frame& frame) const = 0;
+  // True when EvalBatch is implemented for this node and its operands (up to
+  // `depth` levels); appends the storage slots it loads from.
+  virtual bool CollectBatchLoads(int depth, std::vector<int>* load_slots) const {
+    (void)depth, (void)load_slots;
+    return false;
+  }
+  // `out[k]` = the value in iteration k of `batch`.
+  virtual void EvalBatch(Frame& frame, Batch& batch, Scalar* out) const {
+    (void)frame, (void)batch, (void)out;
+  }
 };
 
 // Leaves that Operand reads inline.
@@ -122,6 +173,24 @@ class Operand {
   bool is_constant() const { return kind_ == kConst; }
   Scalar constant() const { return value_; }
 
+  bool IsVar(int slot) const { return kind_ == kVar && slot_ == slot; }
+
+  bool CollectBatchLoads(int depth, std::vector<int>* load_slots) const {
+    if (kind_ != kNode) return true;
+    return depth > 0 && node_->CollectBatchLoads(depth - 1, load_slots);
+  }
+  void EvalBatch(Frame& frame, Batch& batch, Scalar* out) const {
+    if (kind_ == kNode) {
+      node_->EvalBatch(frame, batch, out);
+      return;
+    }
+    if (kind_ == kVar && slot_ == batch.loop_slot) {
+      std::copy_n(batch.loop_values, batch.size, out);
+      return;
+    }
+    std::fill_n(out, batch.size, kind_ == kVar ? frame.vars[slot_] : value_);
+  }
+
  private:
   enum Kind : uint8_t { kNode, kVar, kConst };
   Kind kind_ = kNode;
@@ -130,9 +199,25 @@ class Operand {
   const CompiledExpr* node_ = nullptr;
 };
 
+// What a loop needs to know to run its body in batches.
+struct BatchPlan {
+  int store_slot = 0;
+  std::vector<int> load_slots;
+  int64_t cost = 0;  // steps charged per iteration by the body
+};
+
 class CompiledStmt : public CompiledNode {
  public:
   virtual void Exec(Frame& frame) const = 0;
+  // True when the statement can run as the body of a batched loop whose
+  // variable is `loop_slot`; fills `plan`.
+  virtual bool PlanBatch(int loop_slot, BatchPlan* plan) const {
+    (void)loop_slot, (void)plan;
+    return false;
+  }
+  // Runs the iterations of `batch`; sets `batch.failed` (storing nothing)
+  // when any iteration would fail.
+  virtual void ExecBatch(Frame& frame, Batch& batch) const { (void)frame, (void)batch; }
 };
 
 struct CompiledFunc {
@@ -142,6 +227,9 @@ struct CompiledFunc {
   const CompiledStmt* body = nullptr;
   int num_var_slots = 0;
   int num_storage_slots = 0;  // the parameters take slots [0, params.size())
+  // Storage slots some statement stores to (a parameter passed read-only
+  // must not be among them).
+  std::vector<bool> stored_slots;
 };
 
 // Looks up (compiling on first use) the callee of a CallKernel statement.

@@ -1,5 +1,6 @@
 // The interpreter's statement nodes and their compilation, the function-level
 // compile entry (parameters bound to storage slots) and execution.
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -39,6 +40,65 @@ class ForStmt final : public CompiledStmt {
   Operand extent_;
   const CompiledStmt* body_;
   int64_t cost_;
+};
+
+// An innermost loop whose body runs in batches (see Batch). The body loads
+// nothing from the storage it stores to, so iterations are independent; when
+// the storages a run is given overlap (views into one workspace), the loop
+// runs one iteration at a time.
+template <typename T>
+class BatchedForStmt final : public CompiledStmt {
+ public:
+  BatchedForStmt(int slot, const CompiledExpr* min, const CompiledExpr* extent,
+                 const CompiledStmt* body, int64_t cost, BatchPlan plan)
+      : slot_(slot), min_(min), extent_(extent), body_(body), cost_(cost),
+        plan_(std::move(plan)) {}
+  void Exec(Frame& frame) const override {
+    if (!frame.state->Charge(cost_)) return;
+    Scalar min = min_.Eval(frame);
+    int64_t extent = extent_.Eval(frame).i;
+    if (frame.state->failed()) return;
+    int64_t k = 0;
+    if (!StoreOverlapsLoads(frame)) {
+      Batch batch;
+      batch.loop_slot = slot_;
+      for (; k < extent; k += batch.size) {
+        batch.size = static_cast<int>(std::min<int64_t>(kBatchSize, extent - k));
+        if (!frame.state->Charge(batch.size * (plan_.cost + 1))) return;
+        for (int j = 0; j < batch.size; ++j) {
+          batch.loop_values[j] = T::Wrap(min.u + static_cast<uint64_t>(k + j));
+        }
+        batch.consecutive = batch.loop_values[batch.size - 1].u - batch.loop_values[0].u ==
+                            batch.size - 1;
+        body_->ExecBatch(frame, batch);
+        if (batch.failed) break;  // this batch again, one iteration at a time
+      }
+    }
+    for (; k < extent; ++k) {
+      frame.vars[slot_] = T::Wrap(min.u + static_cast<uint64_t>(k));
+      body_->Exec(frame);
+      if (frame.state->failed() || !frame.state->Charge(1)) return;
+    }
+  }
+
+ private:
+  bool StoreOverlapsLoads(const Frame& frame) const {
+    const StorageView& store = frame.storages[plan_.store_slot];
+    for (int slot : plan_.load_slots) {
+      const StorageView& load = frame.storages[slot];
+      if (load.data < store.data + store.bytes && store.data < load.data + load.bytes) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  int slot_;
+  Operand min_;
+  Operand extent_;
+  const CompiledStmt* body_;
+  int64_t cost_;
+  BatchPlan plan_;
 };
 
 template <typename T>
@@ -89,6 +149,45 @@ class FlatStoreStmt final : public CompiledStmt {
       return;
     }
     T::Store(storage.data + flat * T::kBytes, value);
+  }
+
+  bool PlanBatch(int loop_slot, BatchPlan* plan) const override {
+    (void)loop_slot;
+    plan->store_slot = access_.storage_slot;
+    plan->cost = cost_;
+    return value_.CollectBatchLoads(kMaxBatchDepth, &plan->load_slots) &&
+           index_.CollectBatchLoads(kMaxBatchDepth, &plan->load_slots) &&
+           std::find(plan->load_slots.begin(), plan->load_slots.end(), plan->store_slot) ==
+               plan->load_slots.end();
+  }
+  void ExecBatch(Frame& frame, Batch& batch) const override {
+    Scalar values[kBatchSize];
+    Scalar indices[kBatchSize];
+    value_.EvalBatch(frame, batch, values);
+    if (batch.failed) return;
+    const StorageView& storage = frame.storages[access_.storage_slot];
+    const int64_t size = storage.bytes / T::kBytes;
+    int64_t first = BatchRange::Contiguous(batch, index_.IsVar(batch.loop_slot),
+                                           access_.offset, size);
+    if (first >= 0) {
+      uint8_t* data = storage.data + first * T::kBytes;
+      for (int k = 0; k < batch.size; ++k) T::Store(data + k * T::kBytes, values[k]);
+      return;
+    }
+    index_.EvalBatch(frame, batch, indices);
+    if (batch.failed) return;
+    for (int k = 0; k < batch.size; ++k) {
+      int64_t flat;
+      if (__builtin_add_overflow(indices[k].i, access_.offset, &flat) || flat < 0 ||
+          flat >= size) {
+        batch.failed = true;
+        return;
+      }
+      indices[k].i = flat;
+    }
+    for (int k = 0; k < batch.size; ++k) {
+      T::Store(storage.data + indices[k].i * T::kBytes, values[k]);
+    }
   }
 
  private:
@@ -325,6 +424,10 @@ absl::StatusOr<const CompiledStmt*> Compiler::CompileFor(const ForNode* op) {
     if constexpr (T::kFloat || T::kBool) {
       return nullptr;  // rejected above
     } else {
+      BatchPlan plan;
+      if (body->PlanBatch(slot, &plan)) {
+        return New<BatchedForStmt<T>>(slot, min.node, extent.node, body, cost, std::move(plan));
+      }
       return New<ForStmt<T>>(slot, min.node, extent.node, body, cost);
     }
   });
@@ -362,6 +465,7 @@ absl::StatusOr<const CompiledStmt*> Compiler::CompileStore(const BufferStoreNode
     KILN_ASSIGN_OR_RETURN(Compiled value, CompileExpr(op->value, 0));
     cost = AddCost(cost, value.cost);
     KILN_ASSIGN_OR_RETURN(BufferAccess access, CompileAccess(buffer, op->indices, 0, &cost));
+    MarkStored(access.storage_slot);
     bool flat = access.is_unit_stride();
     return VisitDataType(buffer->dtype, [&](auto traits) -> const CompiledStmt* {
       using T = decltype(traits);
@@ -377,6 +481,7 @@ absl::StatusOr<const CompiledStmt*> Compiler::CompileStore(const BufferStoreNode
     values.push_back(value.node);
     KILN_ASSIGN_OR_RETURN(BufferAccess access, CompileAccess(buffer, op->indices, k, &cost));
     access.lane = k;
+    MarkStored(access.storage_slot);
     accesses.push_back(std::move(access));
   }
   return VisitDataType(buffer->dtype, [&](auto traits) -> const CompiledStmt* {

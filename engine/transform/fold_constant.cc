@@ -191,19 +191,18 @@ class ConstantFolder final : public PostOrderRewriter {
                           te::LowerSchedule(schedule, params, "fold_" + entry.name));
     KILN_ASSIGN_OR_RETURN(loop::PrimFunc func, SimplifyForInterpreter(lowered));
 
-    std::vector<loop::HostTensor> args;
-    args.reserve(params.size());
-    for (const TensorData& input : inputs) args.push_back(loop::HostTensor::FromTensorData(input));
+    std::vector<loop::HostTensor> values;
+    values.reserve(outputs.size());
     for (const te::Tensor& output : outputs) {
-      args.push_back(loop::HostTensor::Zeros(output.dtype(), output.shape()));
+      values.push_back(loop::HostTensor::Zeros(output.dtype(), output.shape()));
     }
-    std::vector<loop::HostTensor*> arg_ptrs;
-    for (loop::HostTensor& arg : args) arg_ptrs.push_back(&arg);
-    KILN_RETURN_IF_ERROR(loop::RunPrimFunc(func, arg_ptrs));
+    std::vector<loop::HostTensor*> value_ptrs;
+    for (loop::HostTensor& value : values) value_ptrs.push_back(&value);
+    KILN_RETURN_IF_ERROR(loop::RunPrimFuncOnConstants(func, inputs, value_ptrs));
 
     std::vector<Expr> results;
     for (size_t i = 0; i < outputs.size(); ++i) {
-      loop::HostTensor& value = args[inputs.size() + i];
+      loop::HostTensor& value = values[i];
       // Moved, not copied: folded weights are large.
       Expr constant = MakeConstant(
           MakeTensorData(value.dtype, std::move(value.shape), std::move(value.bytes)), call.span);
