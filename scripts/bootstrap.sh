@@ -21,6 +21,16 @@ KILN_PACKAGES=(
   libprotobuf-dev
   protobuf-compiler
   libonnx-dev        # ONNX protobuf API, checker, shape inference
+  # the service (kilnd) and its clients
+  libgrpc++-dev             # gRPC C++, health, reflection
+  protobuf-compiler-grpc    # grpc_cpp_plugin, grpc_python_plugin
+  libssl-dev                # SHA-256 of compile ids (OpenSSL, which gRPC links too)
+  prometheus-cpp-dev        # /metrics
+  libdtl-dev                # unified diffs in the kiln CLI (trace, schedule)
+  python3-grpcio            # the Python client
+  python3-protobuf
+  openssl                   # integration tests make TLS certificates
+  prometheus                # integration tests scrape /metrics with a real server
   # tests and benchmarks
   libgtest-dev
   libgmock-dev

@@ -37,12 +37,29 @@ absl::Status Fail(CompileStage stage, absl::Status status, CompileFailure* failu
   return status;
 }
 
+// Stops the pipeline at the next pass boundary once `is_cancelled` says so.
+class CancellationCheck final : public PassInstrument {
+ public:
+  explicit CancellationCheck(std::function<bool()> is_cancelled)
+      : PassInstrument("CancellationCheck"), is_cancelled_(std::move(is_cancelled)) {}
+  absl::Status RunBeforePass(const IRModule&, const PassInvocation& pass) override {
+    if (!is_cancelled_()) return absl::OkStatus();
+    return absl::CancelledError(absl::StrCat("the compile was cancelled before pass ", pass.name()));
+  }
+
+ private:
+  std::function<bool()> is_cancelled_;
+};
+
 absl::Status ConfigureContext(const CompileOptions& options, PassContext* context) {
   context->set_opt_level(options.opt_level);
   for (const std::string& name : options.required_passes) context->AddRequiredPass(name);
   for (const std::string& name : options.disabled_passes) context->AddDisabledPass(name);
   for (const std::string& assignment : options.config) {
     KILN_RETURN_IF_ERROR(context->SetConfigFromAssignment(assignment));
+  }
+  if (options.is_cancelled) {
+    context->AddInstrument(std::make_shared<CancellationCheck>(options.is_cancelled));
   }
   for (const auto& instrument : options.instruments) context->AddInstrument(instrument);
   return absl::OkStatus();
@@ -70,6 +87,10 @@ absl::StatusOr<CompileResult> CompileModule(IRModule module, const CompileOption
     if (!optimized.ok()) return Fail(CompileStage::kGraphPasses, optimized.status(), failure);
     result.optimized = *optimized;
     if (options.lower) {
+      if (options.is_cancelled && options.is_cancelled()) {
+        return Fail(CompileStage::kLower, absl::CancelledError("the compile was cancelled before lowering"),
+                    failure);
+      }
       absl::StatusOr<lower::LoweredModule> lowered =
           lower::LowerModule(result.optimized, lower::LowerOptionsFromContext(context));
       if (!lowered.ok()) return Fail(CompileStage::kLower, lowered.status(), failure);

@@ -1,0 +1,190 @@
+// The flag and command tables and the --help text rendered from them, so the
+// help can never list a flag the parser rejects or miss one it accepts.
+#include "clients/cli/command_table.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "clients/cli/exit_codes.h"
+
+namespace kiln::cli {
+namespace {
+
+const std::vector<FlagSpec>& Flags() {
+  static const std::vector<FlagSpec> flags = {
+      // Global.
+      {"server", "HOST:PORT", false, false,
+       "kilnd address (default $KILN_SERVER, else 127.0.0.1:50051)"},
+      {"tls-ca", "FILE", false, false,
+       "use TLS, trusting the CA certificates in FILE (PEM); without it the channel is "
+       "plaintext"},
+      {"token", "TOKEN", false, false, "send `authorization: Bearer TOKEN` (default $KILN_TOKEN)"},
+      {"deadline", "DURATION", false, false,
+       "deadline for the whole command, e.g. 30s, 2m, 500ms (default 30s)"},
+      {"help", "", false, false, "print help and exit"},
+      // What to compile and how (compile, trace, schedule).
+      {"opt-level", "N", false, false, "optimization level 0..3 (default 3; also -O0..-O3)"},
+      {"pipeline", "P", false, false,
+       "textual pass pipeline, replaces the opt level's, e.g. FoldConstant,FuseOps"},
+      {"disable-pass", "A,B", true, true, "passes never to run"},
+      {"required-pass", "A,B", true, true, "passes to run whatever the opt level"},
+      {"config", "KEY=VALUE", true, false,
+       "PassContext option, e.g. relay.FuseOps.max_depth=8 (repeatable)"},
+      {"input-shape", "NAME=D0,D1,...", true, false,
+       "static shape for an input with symbolic dimensions (repeatable)"},
+      // compile
+      {"out", "DIR", false, false, "directory the artifacts are written to (default ./kiln-out)"},
+      {"artifacts", "LIST", true, true,
+       "artifacts to return, from graph-text,graph-json,loop-ir,metadata (default all)"},
+      // trace, passes
+      {"format", "text|json", false, false, "output format (default text)"},
+      // trace
+      {"only-changed", "", false, false, "show only the passes that changed the IR"},
+      {"pass-filter", "X,Y", true, true, "only passes whose name contains one of these"},
+      {"stages", "graph,loop", true, true, "only these stages (default both)"},
+      // schedule
+      {"selector", "S", false, false,
+       "the kernel: a call index in the optimized main (3), a fused function name, or an ONNX "
+       "layer name (/conv1/Conv)"},
+      {"verify", "", false, false,
+       "run every step in the interpreter on random inputs and compare with step 0"},
+  };
+  return flags;
+}
+
+constexpr absl::string_view kPassFlags[] = {"opt-level",     "pipeline", "disable-pass",
+                                            "required-pass", "config",   "input-shape"};
+
+std::vector<absl::string_view> WithPassFlags(std::vector<absl::string_view> flags) {
+  flags.insert(flags.end(), std::begin(kPassFlags), std::end(kPassFlags));
+  return flags;
+}
+
+constexpr size_t kTextWidth = 80;
+constexpr size_t kHelpColumn = 30;
+
+// Word-wraps `text` to kTextWidth for a caller that has already written
+// `first_column` columns of the first line; later lines start with `indent`
+// spaces.
+std::string Wrap(absl::string_view text, size_t first_column, size_t indent) {
+  std::string out;
+  size_t column = first_column;
+  bool line_start = true;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (!line_start && column + 1 + word.size() > kTextWidth) {
+      absl::StrAppend(&out, "\n", std::string(indent, ' '));
+      column = indent;
+      line_start = true;
+    }
+    if (!line_start) {
+      out.push_back(' ');
+      ++column;
+    }
+    absl::StrAppend(&out, word);
+    column += word.size();
+    line_start = false;
+  }
+  return out;
+}
+
+std::string FlagLine(const FlagSpec& flag) {
+  std::string left = absl::StrCat("  --", flag.name);
+  if (!flag.value_name.empty()) absl::StrAppend(&left, "=", flag.value_name);
+  if (left.size() + 2 > kHelpColumn) {
+    absl::StrAppend(&left, "\n", std::string(kHelpColumn, ' '));
+  } else {
+    left.resize(kHelpColumn, ' ');
+  }
+  return absl::StrCat(left, Wrap(flag.help, kHelpColumn, kHelpColumn), "\n");
+}
+
+std::string Synopsis(const CommandSpec& command) {
+  std::string line = absl::StrCat("kiln ", command.name);
+  if (!command.positional.empty()) absl::StrAppend(&line, " ", command.positional);
+  return absl::StrCat(line, " [FLAGS]");
+}
+
+}  // namespace
+
+const FlagSpec* FindFlag(absl::string_view name) {
+  for (const FlagSpec& flag : Flags()) {
+    if (flag.name == name) return &flag;
+  }
+  return nullptr;
+}
+
+const std::vector<absl::string_view>& GlobalFlagNames() {
+  static const std::vector<absl::string_view> names = {"server", "tls-ca", "token", "deadline",
+                                                       "help"};
+  return names;
+}
+
+const std::vector<CommandSpec>& Commands() {
+  static const std::vector<CommandSpec> commands = {
+      {"compile", "MODEL", "compile a model and write its artifacts",
+       "compile MODEL (.onnx, or graph IR text .kir/.txt) and write every artifact to --out; "
+       "prints one line per artifact (name, size, sha256 prefix) and the compile id",
+       WithPassFlags({"out", "artifacts"})},
+      {"trace", "MODEL", "show every pass and the IR diff of each that changed it",
+       "compile MODEL and print every pass as it finishes, with a unified diff of the IR for each "
+       "pass that changed it (json: one JSON object per pass), then a summary line",
+       WithPassFlags({"format", "only-changed", "pass-filter", "stages"})},
+      {"schedule", "MODEL", "show the schedule record of one kernel",
+       "print the schedule record of one kernel: every primitive applied and the diff of the "
+       "loop IR it made (step 0: the whole loop IR)",
+       WithPassFlags({"selector", "verify"})},
+      {"passes",
+       "",
+       "list the pass registry",
+       "list the pass registry, one pass per line: name, stage, opt level, required passes, "
+       "summary",
+       {"format"}},
+      {"health",
+       "",
+       "check that the server is serving",
+       "ask the server's health service about kiln.v1.Compiler; exit 0 only when "
+       "SERVING",
+       {}},
+  };
+  return commands;
+}
+
+const CommandSpec* FindCommand(absl::string_view name) {
+  for (const CommandSpec& command : Commands()) {
+    if (command.name == name) return &command;
+  }
+  return nullptr;
+}
+
+std::string HelpText(const CommandSpec* command) {
+  std::string text;
+  if (command == nullptr) {
+    text =
+        "kiln: the command-line client of the Kiln compilation service (kilnd).\n\n"
+        "usage: kiln COMMAND [ARGS] [FLAGS]   (flags as --name=value; -O2 = --opt-level=2)\n\n"
+        "commands:\n";
+    for (const CommandSpec& c : Commands()) {
+      std::string left = absl::StrCat("  ", c.name);
+      if (!c.positional.empty()) absl::StrAppend(&left, " ", c.positional);
+      left.resize(20, ' ');
+      absl::StrAppend(&text, left, c.brief, "\n");
+    }
+    absl::StrAppend(&text, "\nRun `kiln help COMMAND` for a command's flags.\n");
+  } else {
+    absl::StrAppend(&text, "usage: ", Synopsis(*command), "\n\n",
+                    Wrap(absl::StrCat(command->description, "."), 0, 0), "\n");
+    if (!command->flags.empty()) absl::StrAppend(&text, "\nflags:\n");
+    for (absl::string_view name : command->flags) {
+      absl::StrAppend(&text, FlagLine(*FindFlag(name)));
+    }
+  }
+  absl::StrAppend(&text, "\nglobal flags:\n");
+  for (absl::string_view name : GlobalFlagNames()) {
+    absl::StrAppend(&text, FlagLine(*FindFlag(name)));
+  }
+  absl::StrAppend(&text, "\nexit codes:\n", ExitCodeTable());
+  return text;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,126 @@
+// CompileRequest construction. Only the shape of each flag is checked here
+// (an integer opt level, KEY=VALUE, a known artifact name); whether a pass or
+// config key exists is the server's answer (INVALID_ARGUMENT listing them).
+#include "clients/cli/compile_request.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <system_error>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace kiln::cli {
+namespace {
+
+struct ArtifactName {
+  const char* flag_value;
+  kiln::v1::ArtifactKind kind;
+};
+constexpr ArtifactName kArtifactNames[] = {
+    {"graph-text", kiln::v1::GRAPH_IR_TEXT},
+    {"graph-json", kiln::v1::GRAPH_IR_JSON},
+    {"loop-ir", kiln::v1::LOOP_IR},
+    {"metadata", kiln::v1::METADATA_JSON},
+};
+
+absl::Status ReadModel(const std::string& path, kiln::v1::CompileRequest* request) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    return absl::InvalidArgumentError(std::filesystem::exists(path, error)
+                                          ? absl::StrCat("model '", path, "' is not a regular file")
+                                          : absl::StrCat("model file '", path, "' does not exist"));
+  }
+  std::ifstream file(path, std::ios::binary);
+  std::string bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  if (!file.is_open() || file.bad()) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read model file '", path, "'"));
+  }
+  if (absl::EndsWith(path, ".kir") || absl::EndsWith(path, ".txt")) {
+    request->set_graph_ir_text(std::move(bytes));
+  } else {
+    request->set_onnx(std::move(bytes));
+  }
+  request->set_name(std::filesystem::path(path).stem().string());
+  return absl::OkStatus();
+}
+
+absl::Status ParseInputShape(const std::string& spec, kiln::v1::InputShape* shape) {
+  size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--input-shape expects NAME=D0,D1,..., got '", spec, "'"));
+  }
+  shape->set_name(spec.substr(0, eq));
+  for (absl::string_view dim : absl::StrSplit(spec.substr(eq + 1), ',', absl::SkipWhitespace())) {
+    int64_t value;
+    if (!absl::SimpleAtoi(dim, &value) || value < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape: '", std::string(dim), "' is not a non-negative integer"));
+    }
+    shape->add_dims(value);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadPassOptions(const CommandLine& line, kiln::v1::PassOptions* options) {
+  if (std::optional<std::string> text = line.Value("opt-level")) {
+    int level;
+    if (!absl::SimpleAtoi(*text, &level) || level < 0 || level > 3) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--opt-level: '", *text, "' is not an integer 0..3"));
+    }
+    options->set_opt_level(level);
+  }
+  if (std::optional<std::string> pipeline = line.Value("pipeline")) {
+    options->set_pipeline(*pipeline);
+  }
+  for (std::string& pass : line.List("disable-pass")) options->add_disabled_passes(std::move(pass));
+  for (std::string& pass : line.List("required-pass"))
+    options->add_required_passes(std::move(pass));
+  for (const std::string& entry : line.List("config")) {
+    size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--config expects KEY=VALUE, got '", entry, "'"));
+    }
+    (*options->mutable_config())[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<kiln::v1::CompileRequest> CompileRequestFromFlags(const CommandLine& line) {
+  kiln::v1::CompileRequest request;
+  if (absl::Status status = ReadModel(line.positionals().front(), &request); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = ReadPassOptions(line, request.mutable_pass_options()); !status.ok()) {
+    return status;
+  }
+  for (const std::string& spec : line.List("input-shape")) {
+    if (absl::Status status = ParseInputShape(spec, request.add_input_shapes()); !status.ok()) {
+      return status;
+    }
+  }
+  for (const std::string& name : line.List("artifacts")) {
+    const ArtifactName* match = nullptr;
+    for (const ArtifactName& candidate : kArtifactNames) {
+      if (name == candidate.flag_value) match = &candidate;
+    }
+    if (match == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("--artifacts: unknown artifact '", name,
+                                                     "' (known: graph-text, graph-json, loop-ir, "
+                                                     "metadata)"));
+    }
+    request.add_artifacts(match->kind);
+  }
+  return request;
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,17 @@
+// Builds the kiln.v1.CompileRequest the model-taking commands (compile, trace,
+// schedule) send: the model file's bytes and the pass and artifact flags.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "clients/cli/command_line.h"
+#include "kiln/v1/compiler.pb.h"
+
+namespace kiln::cli {
+
+// Reads the MODEL positional (`.kir`/`.txt`: graph IR text, anything else:
+// ONNX bytes) and --opt-level, --pipeline, --disable-pass, --required-pass,
+// --config, --input-shape and --artifacts. A missing file or a malformed
+// flag is an error naming it (a usage error).
+absl::StatusOr<kiln::v1::CompileRequest> CompileRequestFromFlags(const CommandLine& line);
+
+}  // namespace kiln::cli

@@ -1,0 +1,126 @@
+#include "service/artifacts.h"
+
+#include <set>
+
+#include "engine/ir/expr.h"
+#include "engine/ir/span.h"
+#include "engine/printer/json_printer.h"
+#include "engine/printer/printer.h"
+#include "nlohmann/json.hpp"
+#include "service/compile_request.h"
+#include "service/sha256.h"
+
+namespace kiln::service {
+namespace {
+
+void AddTensorSignatures(const std::string& name, const Type& type,
+                         google::protobuf::RepeatedPtrField<v1::TensorSignature>* out) {
+  if (const auto* tuple = type.as<TupleTypeNode>()) {
+    for (size_t i = 0; i < tuple->fields.size(); ++i) {
+      AddTensorSignatures(absl::StrCat(name, ".", i), tuple->fields[i], out);
+    }
+    return;
+  }
+  v1::TensorSignature* signature = out->Add();
+  signature->set_name(name);
+  if (const auto* tensor = type.as<TensorTypeNode>()) {
+    signature->set_dtype(DataTypeName(tensor->dtype));
+    for (const Dim& dim : tensor->shape) signature->add_shape(dim.is_static() ? dim.value : -1);
+  }
+}
+
+const FunctionNode* MainOf(const IRModule& module) {
+  if (!module) return nullptr;
+  BaseFunc main = module->Lookup("main");
+  return main ? main.as<FunctionNode>() : nullptr;
+}
+
+nlohmann::ordered_json SignatureJson(const v1::ModelSignature& signature) {
+  auto tensors = [](const auto& list) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const v1::TensorSignature& t : list) {
+      out.push_back({{"name", t.name()},
+                     {"dtype", t.dtype()},
+                     {"shape", std::vector<int64_t>(t.shape().begin(), t.shape().end())}});
+    }
+    return out;
+  };
+  return {{"inputs", tensors(signature.inputs())}, {"outputs", tensors(signature.outputs())}};
+}
+
+std::string MetadataJson(const driver::CompileResult& result, const std::string& compile_id) {
+  nlohmann::ordered_json json;
+  json["format"] = "kiln.compile-metadata";
+  json["version"] = 1;
+  json["kiln_version"] = KilnVersion();
+  json["compile_id"] = compile_id;
+  json["signature"] = SignatureJson(ModelSignatureOf(result));
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  if (result.lowered) {
+    for (const lower::LoweredKernel& kernel : result.lowered->kernels) {
+      kernels.push_back({{"name", kernel.name},
+                         {"function", kernel.function_name},
+                         {"call_indices", kernel.call_indices},
+                         {"spans", SpanSourceNames(kernel.span)}});
+    }
+    json["workspace_bytes"] = result.lowered->workspace_bytes;
+    int64_t constant_bytes = 0;
+    for (const auto& [buffer, data] : result.lowered->constants) {
+      constant_bytes += static_cast<int64_t>(data->bytes.size());
+    }
+    json["constants"] = {{"count", result.lowered->constants.size()}, {"bytes", constant_bytes}};
+  }
+  json["kernels"] = std::move(kernels);
+  return json.dump(2) + "\n";
+}
+
+void AddArtifact(v1::ArtifactKind kind, std::string name, std::string content,
+                 v1::CompileResponse* response) {
+  v1::Artifact* artifact = response->add_artifacts();
+  artifact->set_kind(kind);
+  artifact->set_name(std::move(name));
+  artifact->set_sha256(Sha256Hex(content));
+  artifact->set_size(static_cast<int64_t>(content.size()));
+  artifact->set_content(std::move(content));
+}
+
+}  // namespace
+
+v1::ModelSignature ModelSignatureOf(const driver::CompileResult& result) {
+  v1::ModelSignature signature;
+  const FunctionNode* main = MainOf(result.optimized);
+  if (main == nullptr) return signature;
+  for (const Var& param : main->params) {
+    Type type = param->checked_type ? param->checked_type : param->type_annotation;
+    AddTensorSignatures(param->name_hint, type, signature.mutable_inputs());
+  }
+  Type ret = main->ret_type ? main->ret_type : main->body->checked_type;
+  AddTensorSignatures("output", ret, signature.mutable_outputs());
+  return signature;
+}
+
+void AddArtifacts(const v1::CompileRequest& request, const driver::CompileResult& result,
+                  const std::string& compile_id, v1::CompileResponse* response) {
+  std::set<int> wanted(request.artifacts().begin(), request.artifacts().end());
+  auto want = [&](v1::ArtifactKind kind) { return wanted.empty() || wanted.count(kind) > 0; };
+  // Constants print as meta[...] references without the (large) metadata
+  // table: the text is for reading and diffing.
+  if (want(v1::GRAPH_IR_TEXT)) {
+    AddArtifact(v1::GRAPH_IR_TEXT, "model.graph.txt", PrintModule(result.optimized), response);
+  }
+  if (want(v1::GRAPH_IR_JSON)) {
+    AddArtifact(v1::GRAPH_IR_JSON, "model.graph.json", PrintModuleJson(result.optimized), response);
+  }
+  if (want(v1::LOOP_IR) && result.lowered) {
+    PrintOptions script;
+    script.format = PrintOptions::Format::kScript;
+    AddArtifact(v1::LOOP_IR, "model.loop.py", PrintModule(result.lowered->module, script),
+                response);
+  }
+  if (want(v1::METADATA_JSON)) {
+    AddArtifact(v1::METADATA_JSON, "model.metadata.json", MetadataJson(result, compile_id),
+                response);
+  }
+}
+
+}  // namespace kiln::service

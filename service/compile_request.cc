@@ -1,0 +1,94 @@
+#include "service/compile_request.h"
+
+#include "absl/strings/str_cat.h"
+#include "engine/parser/parser.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "service/sha256.h"
+
+namespace kiln::service {
+
+const char* KilnVersion() { return "0.1.0"; }
+
+std::string CompileId(const v1::CompileRequest& request) {
+  // The model is hashed on its own (it is most of the request: copying it
+  // into a canonical request would double the memory of a large model).
+  // Everything else that changes the compile (not its name, not which
+  // artifacts to return) is in `canonical`.
+  v1::CompileRequest canonical;
+  *canonical.mutable_target() = request.target();
+  *canonical.mutable_pass_options() = request.pass_options();
+  *canonical.mutable_input_shapes() = request.input_shapes();
+  // Deterministic serialization orders map entries (the config map), so equal
+  // requests give equal bytes.
+  std::string options;
+  {
+    google::protobuf::io::StringOutputStream stream(&options);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    canonical.SerializeToCodedStream(&coded);
+  }
+  const bool onnx = request.model_case() == v1::CompileRequest::kOnnx;
+  const std::string& model = onnx ? request.onnx() : request.graph_ir_text();
+  return Sha256Hex(absl::StrCat("kiln ", KilnVersion(), "\n", onnx ? "onnx " : "graph-ir ",
+                                Sha256Hex(model), "\n", options));
+}
+
+absl::StatusOr<driver::CompileOptions> ToCompileOptions(const v1::CompileRequest& request) {
+  driver::CompileOptions options;
+  const v1::PassOptions& pass = request.pass_options();
+  if (pass.has_opt_level()) {
+    if (pass.opt_level() < 0 || pass.opt_level() > 3) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pass_options.opt_level is ", pass.opt_level(), "; expected 0, 1, 2 or 3"));
+    }
+    options.opt_level = pass.opt_level();
+  }
+  options.pipeline = pass.pipeline();
+  options.required_passes.assign(pass.required_passes().begin(), pass.required_passes().end());
+  options.disabled_passes.assign(pass.disabled_passes().begin(), pass.disabled_passes().end());
+  // Sorted by key, so the PassContext sees the same order for equal requests.
+  std::map<std::string, std::string> config(pass.config().begin(), pass.config().end());
+  for (const auto& [key, value] : config) options.config.push_back(absl::StrCat(key, "=", value));
+  if (pass.has_enable_si_builder()) {
+    options.config.push_back(
+        absl::StrCat("ir.enable_si_builder=", pass.enable_si_builder() ? "true" : "false"));
+  }
+  if (pass.has_fill_spans()) options.import.span_filling = pass.fill_spans();
+  for (const v1::InputShape& shape : request.input_shapes()) {
+    if (shape.name().empty()) {
+      return absl::InvalidArgumentError("input_shapes: an entry has no name");
+    }
+    for (int64_t dim : shape.dims()) {
+      if (dim < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("input_shapes['", shape.name(),
+                                                       "'] has dimension ", dim,
+                                                       "; expected sizes >= 0"));
+      }
+    }
+    options.import.input_shapes[shape.name()] =
+        std::vector<int64_t>(shape.dims().begin(), shape.dims().end());
+  }
+  return options;
+}
+
+absl::StatusOr<driver::CompileResult> RunCompile(const v1::CompileRequest& request,
+                                                 const driver::CompileOptions& options) {
+  switch (request.model_case()) {
+    case v1::CompileRequest::kOnnx:
+      return driver::CompileOnnx(request.onnx(), options);
+    case v1::CompileRequest::kGraphIrText: {
+      absl::StatusOr<IRModule> module = ParseModule(request.graph_ir_text());
+      if (!module.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("graph_ir_text: ", std::string(module.status().message())));
+      }
+      return driver::CompileModule(*module, options);
+    }
+    case v1::CompileRequest::MODEL_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("the request has no model: set onnx or graph_ir_text");
+}
+
+}  // namespace kiln::service

@@ -1,0 +1,226 @@
+// kilnd: the Kiln compilation server. Parses flags, serves kiln.v1.Compiler
+// with health and reflection, exports /metrics, and shuts down gracefully on
+// SIGTERM or SIGINT (health flips to NOT_SERVING, new calls are refused, work
+// in flight drains for the grace period and is then cancelled).
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "engine/driver/driver.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "prometheus/exposer.h"
+#include "service/compile_request.h"
+#include "service/compiler_service.h"
+#include "service/metrics.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address (port 0 picks a free port)");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "address of the Prometheus /metrics endpoint (empty: none; port 0 picks one)");
+ABSL_FLAG(int, workers, 0, "compile worker threads (0: one per core)");
+ABSL_FLAG(int, queue_depth, 8, "compiles that may wait for a worker before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_request_bytes, int64_t{512} << 20,
+          "largest request accepted (models are large: gRPC's 4 MiB default is far too small)");
+ABSL_FLAG(int64_t, max_event_bytes, int64_t{64} << 20,
+          "bytes of TracePass events buffered ahead of a slow reader");
+ABSL_FLAG(int64_t, cache_bytes, int64_t{1} << 30, "bound of the in-process result cache");
+ABSL_FLAG(absl::Duration, default_deadline, absl::Minutes(5),
+          "deadline of requests that carry none");
+ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(10),
+          "how long in-flight calls may finish after SIGTERM before they are cancelled");
+ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (with --tls_key: serve TLS)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA that client certificates must chain to (mTLS)");
+ABSL_FLAG(std::string, auth_token_file, "",
+          "file of accepted bearer tokens, one per line (health and reflection stay open)");
+ABSL_FLAG(absl::Duration, keepalive_time, absl::Minutes(1),
+          "interval of keepalive pings on idle connections");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
+          "close connections after this age, so clients rebalance (0: never)");
+
+namespace {
+
+constexpr char kServiceName[] = "kiln.v1.Compiler";
+
+int g_signal_pipe[2] = {-1, -1};
+
+void OnSignal(int signal) {
+  unsigned char byte = static_cast<unsigned char>(signal);
+  (void)!write(g_signal_pipe[1], &byte, 1);
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "kilnd: %s\n", message.c_str());
+  return 2;
+}
+
+// Flags may be written with dashes (--metrics-listen); absl wants underscores.
+std::vector<char*> NormalizeFlags(int argc, char** argv, std::vector<std::string>* storage) {
+  storage->reserve(argc);
+  std::vector<char*> out;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (i > 0 && arg.rfind("--", 0) == 0) {
+      size_t end = arg.find('=');
+      for (size_t k = 2; k < arg.size() && k < end; ++k) {
+        if (arg[k] == '-') arg[k] = '_';
+      }
+    }
+    storage->push_back(std::move(arg));
+    out.push_back(storage->back().data());
+  }
+  return out;
+}
+
+bool ReadFile(const std::string& path, std::string* contents) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return false;
+  std::ostringstream buffer;
+  buffer << file.rdbuf();
+  *contents = buffer.str();
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("kilnd [--listen=HOST:PORT] [--metrics-listen=HOST:PORT] [...]");
+  std::vector<std::string> storage;
+  std::vector<char*> args = NormalizeFlags(argc, argv, &storage);
+  absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+
+  // SIGTERM and SIGINT write their number to a pipe that one thread reads:
+  // any thread may receive a signal (libraries start threads of their own),
+  // and a handler may do little more than write().
+  if (pipe(g_signal_pipe) != 0) return Fail("pipe() failed");
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+
+  kiln::service::ServiceOptions options;
+  options.workers = absl::GetFlag(FLAGS_workers);
+  if (options.workers <= 0) options.workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.queue_depth = absl::GetFlag(FLAGS_queue_depth);
+  if (options.queue_depth < 0) return Fail("--queue-depth must be >= 0");
+  options.max_event_bytes = absl::GetFlag(FLAGS_max_event_bytes);
+  options.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
+  options.default_deadline = absl::GetFlag(FLAGS_default_deadline);
+  const int64_t max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
+  if (max_request_bytes <= 0 || max_request_bytes > (int64_t{2} << 30) - 1) {
+    return Fail("--max-request-bytes must be in [1, 2 GiB)");
+  }
+  if (std::string path = absl::GetFlag(FLAGS_auth_token_file); !path.empty()) {
+    std::string contents;
+    if (!ReadFile(path, &contents)) return Fail(absl::StrCat("cannot read --auth-token-file ", path));
+    for (absl::string_view line : absl::StrSplit(contents, '\n', absl::SkipWhitespace())) {
+      options.auth_tokens.insert(std::string(absl::StripAsciiWhitespace(line)));
+    }
+    if (options.auth_tokens.empty()) return Fail(absl::StrCat(path, " holds no token"));
+  }
+
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!absl::GetFlag(FLAGS_tls_cert).empty() || !absl::GetFlag(FLAGS_tls_key).empty()) {
+    grpc::SslServerCredentialsOptions tls;
+    grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+    if (!ReadFile(absl::GetFlag(FLAGS_tls_key), &pair.private_key) ||
+        !ReadFile(absl::GetFlag(FLAGS_tls_cert), &pair.cert_chain)) {
+      return Fail("cannot read --tls-cert or --tls-key");
+    }
+    tls.pem_key_cert_pairs.push_back(pair);
+    if (std::string ca_path = absl::GetFlag(FLAGS_tls_client_ca); !ca_path.empty()) {
+      if (!ReadFile(ca_path, &tls.pem_root_certs)) return Fail("cannot read --tls-client-ca");
+      tls.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    }
+    credentials = grpc::SslServerCredentials(tls);
+  }
+
+  kiln::driver::EnsureBuiltinPassesRegistered();
+  kiln::service::Metrics metrics(kiln::PassRegistry::Global());
+  std::unique_ptr<prometheus::Exposer> exposer;
+  std::string metrics_address = "none";
+  if (std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(listen);
+    } catch (const std::exception& e) {
+      return Fail(absl::StrCat("cannot serve metrics on ", listen, ": ", e.what()));
+    }
+    exposer->RegisterCollectable(metrics.registry());
+    std::vector<int> ports = exposer->GetListeningPorts();
+    metrics_address = absl::StrCat(listen.substr(0, listen.rfind(':')), ":",
+                                   ports.empty() ? 0 : ports.front());
+  }
+
+  kiln::service::CompilerService service(options, &metrics);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  int port = 0;
+  builder.AddListeningPort(listen, credentials, &port);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(max_request_bytes));
+  // Pollers wake this often to notice shutdown (the default, 5 s, would hold
+  // SIGTERM for that long when a client keeps an idle connection open).
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 100);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
+                             static_cast<int>(absl::ToInt64Milliseconds(absl::GetFlag(FLAGS_keepalive_time))));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  if (absl::Duration age = absl::GetFlag(FLAGS_max_connection_age); age > absl::ZeroDuration()) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(age)));
+  }
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) return Fail(absl::StrCat("cannot listen on ", listen));
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  health->SetServingStatus(kServiceName, true);
+  health->SetServingStatus(true);
+
+  std::printf("kilnd: grpc=%s:%d metrics=%s\n", listen.substr(0, listen.rfind(':')).c_str(), port,
+              metrics_address.c_str());
+  std::fflush(stdout);
+  std::fprintf(stderr, "kilnd: %d workers, queue depth %d, version %s\n", options.workers,
+               options.queue_depth, kiln::service::KilnVersion());
+
+  std::thread signal_waiter([&] {
+    unsigned char signal = 0;
+    while (read(g_signal_pipe[0], &signal, 1) != 1) {
+    }
+    std::fprintf(stderr, "kilnd: %s: draining\n", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    health->SetServingStatus(kServiceName, false);
+    health->SetServingStatus(false);
+    service.StartDraining();  // new calls: UNAVAILABLE
+    if (!service.WaitForIdle(absl::GetFlag(FLAGS_grace_period))) {
+      std::fprintf(stderr, "kilnd: grace period over: cancelling the calls in flight\n");
+    }
+    // Our handlers are done (or past their grace). Half a second lets the
+    // last responses reach their clients; a longer deadline would only wait
+    // on idle client connections.
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+  });
+  server->Wait();
+  signal_waiter.join();
+  service.Shutdown();
+  std::fprintf(stderr, "kilnd: stopped\n");
+  // Left to the exit: civetweb's orderly stop polls for up to two seconds,
+  // and nothing needs it once the process ends.
+  (void)exposer.release();
+  return 0;
+}

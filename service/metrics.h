@@ -1,0 +1,62 @@
+// kilnd's Prometheus metrics. Every label takes values from a bounded set
+// (RPC names, status codes, stages, registered pass names), never a model
+// name or digest, and every child series is created once, at startup, so
+// recording an event is a pointer dereference and an atomic add.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "engine/pass/pass.h"
+#include "engine/pass/pass_registry.h"
+#include "grpcpp/support/status.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace kiln::service {
+
+enum class Rpc { kCompile, kTracePass, kGetScheduleRecord, kListPasses };
+inline constexpr int kNumRpcs = 4;
+inline constexpr int kNumStatusCodes = 17;  // OK .. UNAUTHENTICATED
+const char* RpcName(Rpc rpc);
+const char* StatusCodeName(grpc::StatusCode code);  // "OK", "INVALID_ARGUMENT", ...
+
+class Metrics {
+ public:
+  // Pass series for every pass in `passes` (and Sequential), per its stage.
+  explicit Metrics(const PassRegistry& passes);
+
+  std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+
+  // Passes not in the registry at startup are not recorded (bounded labels).
+  void ObservePass(PassStage stage, const std::string& pass, double seconds);
+  void ObserveRequest(Rpc rpc, grpc::StatusCode code);
+  void ObserveCompile(grpc::StatusCode code, double seconds);
+  void ObserveRequestBytes(double bytes) { request_bytes_->Observe(bytes); }
+  void SetLoad(int queued, int busy) {
+    queue_depth_->Set(queued);
+    workers_busy_->Set(busy);
+  }
+  void CacheHit() { cache_hits_->Increment(); }
+  void CacheMiss() { cache_misses_->Increment(); }
+  void TraceEvent() { trace_events_->Increment(); }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  // "<stage>/<pass>" -> series; built once, read without locks.
+  std::unordered_map<std::string, prometheus::Histogram*> pass_duration_;
+  std::array<std::array<prometheus::Counter*, kNumStatusCodes>, kNumRpcs> requests_{};
+  std::array<prometheus::Histogram*, kNumStatusCodes> compile_duration_{};
+  prometheus::Histogram* request_bytes_ = nullptr;
+  prometheus::Gauge* queue_depth_ = nullptr;
+  prometheus::Gauge* workers_busy_ = nullptr;
+  prometheus::Counter* cache_hits_ = nullptr;
+  prometheus::Counter* cache_misses_ = nullptr;
+  prometheus::Counter* trace_events_ = nullptr;
+};
+
+}  // namespace kiln::service

@@ -1,0 +1,46 @@
+#include "service/result_cache.h"
+
+namespace kiln::service {
+
+std::shared_ptr<const CachedCompile> ResultCache::Find(const std::string& compile_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = slots_.find(compile_id);
+  if (it == slots_.end()) return nullptr;
+  order_.splice(order_.begin(), order_, it->second.position);
+  return it->second.entry;
+}
+
+void ResultCache::Insert(const std::string& compile_id, std::shared_ptr<const CachedCompile> entry) {
+  if (entry->bytes > max_bytes_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = slots_.find(compile_id);
+  if (it != slots_.end()) {
+    bytes_ -= it->second.entry->bytes;
+    order_.erase(it->second.position);
+    slots_.erase(it);
+  }
+  while (!order_.empty() && bytes_ + entry->bytes > max_bytes_) {
+    auto victim = slots_.find(order_.back());
+    bytes_ -= victim->second.entry->bytes;
+    slots_.erase(victim);
+    order_.pop_back();
+  }
+  order_.push_front(compile_id);
+  bytes_ += entry->bytes;
+  slots_[compile_id] = Slot{std::move(entry), order_.begin()};
+}
+
+int64_t ResultCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return bytes_;
+}
+
+int64_t EstimateBytes(const driver::CompileResult& result, int64_t model_bytes) {
+  // The model's weights appear about twice (imported and folded constants);
+  // the rest is IR, a few hundred bytes per node.
+  int64_t bytes = 2 * model_bytes + 64 * 1024;
+  if (result.lowered) bytes += static_cast<int64_t>(result.lowered->kernels.size()) * 16 * 1024;
+  return bytes;
+}
+
+}  // namespace kiln::service

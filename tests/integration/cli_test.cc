@@ -1,0 +1,115 @@
+// The `kiln` command-line client against a real kilnd: every command, the
+// artifacts it writes, and the exit code a script relies on for each status.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/integration/kilnd_process.h"
+#include "tests/integration/test_models.h"
+
+namespace kiln::testing {
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+CliRun Kiln(const std::string& args) {
+  std::string command = std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  CliRun run{-1, ""};
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.output.append(buffer, n);
+  int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+class KilnCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("kiln-cli-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    model_ = (dir_ / "small.onnx").string();
+    std::ofstream(model_, std::ios::binary) << SmallModel();
+    garbage_ = (dir_ / "garbage.onnx").string();
+    std::ofstream(garbage_, std::ios::binary) << "not a model";
+    unsupported_ = (dir_ / "unsupported.onnx").string();
+    std::ofstream(unsupported_, std::ios::binary) << UnsupportedOpModel();
+    kilnd_ = KilndProcess::Start({"--workers=1"});
+    ASSERT_NE(kilnd_, nullptr);
+    server_ = " --server=" + kilnd_->address();
+  }
+  void TearDown() override {
+    if (kilnd_) {
+      EXPECT_EQ(kilnd_->Stop(), 0);
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::filesystem::path dir_;
+  std::string model_, garbage_, unsupported_, server_;
+  std::unique_ptr<KilndProcess> kilnd_;
+};
+
+TEST_F(KilnCliTest, CompileWritesEveryArtifact) {
+  std::string out = (dir_ / "out").string();
+  CliRun run = Kiln("compile " + model_ + " --out=" + out + server_);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const char* name : {"model.graph.txt", "model.graph.json", "model.loop.py",
+                           "model.metadata.json"}) {
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(out) / name)) << name;
+  }
+  std::ifstream loop(std::filesystem::path(out) / "model.loop.py");
+  std::stringstream text;
+  text << loop.rdbuf();
+  EXPECT_NE(text.str().find("T.prim_func"), std::string::npos);
+  EXPECT_NE(run.output.find("compile id"), std::string::npos) << run.output;
+}
+
+TEST_F(KilnCliTest, TraceShowsPassesAndTheirDiffs) {
+  CliRun run = Kiln("trace " + model_ + server_);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("FoldConstant"), std::string::npos);
+  EXPECT_NE(run.output.find("FuseOps"), std::string::npos);
+  EXPECT_NE(run.output.find("\n@@ "), std::string::npos) << "no unified diff hunk";
+  CliRun json = Kiln("trace " + model_ + " --format=json --stages=loop" + server_);
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_NE(json.output.find("\"stage\":\"loop\""), std::string::npos) << json.output.substr(0, 500);
+  EXPECT_EQ(json.output.find("\"stage\":\"graph\""), std::string::npos);
+}
+
+TEST_F(KilnCliTest, ScheduleAndPassesAndHealth) {
+  CliRun schedule = Kiln("schedule " + model_ + " --selector=conv --verify" + server_);
+  ASSERT_EQ(schedule.exit_code, 0) << schedule.output;
+  EXPECT_NE(schedule.output.find("vanilla"), std::string::npos);
+  EXPECT_NE(schedule.output.find("split"), std::string::npos);
+  CliRun passes = Kiln("passes" + server_);
+  ASSERT_EQ(passes.exit_code, 0) << passes.output;
+  EXPECT_NE(passes.output.find("FoldScaleAxis"), std::string::npos);
+  CliRun health = Kiln("health" + server_);
+  EXPECT_EQ(health.exit_code, 0) << health.output;
+  EXPECT_NE(health.output.find("SERVING"), std::string::npos);
+}
+
+TEST_F(KilnCliTest, EveryStatusHasItsExitCode) {
+  EXPECT_EQ(Kiln("compile " + garbage_ + server_).exit_code, 3);
+  EXPECT_EQ(Kiln("compile " + unsupported_ + server_).exit_code, 5);
+  CliRun missing = Kiln("schedule " + model_ + " --selector=no_such_layer" + server_);
+  EXPECT_EQ(missing.exit_code, 4);
+  EXPECT_NE(missing.output.find("NOT_FOUND"), std::string::npos) << missing.output;
+  EXPECT_EQ(Kiln("compile " + (dir_ / "absent.onnx").string() + server_).exit_code, 2);
+  EXPECT_EQ(Kiln("no-such-command").exit_code, 2);
+  // A port nothing listens on.
+  EXPECT_EQ(Kiln("health --server=127.0.0.1:1 --deadline=2s").exit_code, 8);
+}
+
+}  // namespace
+}  // namespace kiln::testing
