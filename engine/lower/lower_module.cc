@@ -248,6 +248,9 @@ class MainLowering {
         return Prefixed(NodePrefix(op->name, expr->span), result.status());
       }
       func = SingleOpFunction(expr, call);
+      // Kept alive: kernels are looked up by function address, and a freed
+      // function's address may be reused by the next one made here.
+      single_op_functions_.push_back(func);
     } else if (const auto* global = call.op.as<GlobalVarNode>()) {
       return absl::UnimplementedError(
           absl::StrCat(NodePrefix(absl::StrCat("call of @", global->name_hint), expr->span),
@@ -309,15 +312,25 @@ class MainLowering {
   // lowering, checked so a mismatch is a clear error, not a wrong result).
   absl::Status CheckArgs(const KernelEntry& kernel, const std::vector<int>& args) {
     const loop::PrimFuncNode& func = *kernel.func;
-    bool ok = func.params.size() == args.size();
-    for (size_t i = 0; ok && i < args.size(); ++i) {
-      const loop::Buffer& param = func.param_buffer(i);
-      ok = param->dtype == values_[args[i]].dtype && param->shape == values_[args[i]].shape;
+    std::string problem;
+    if (func.params.size() != args.size()) {
+      problem = absl::StrCat(func.params.size(), " parameters for ", args.size(), " values");
     }
-    if (ok) return absl::OkStatus();
+    for (size_t i = 0; problem.empty() && i < args.size(); ++i) {
+      const loop::Buffer& param = func.param_buffer(i);
+      const Value& value = values_[args[i]];
+      if (param->dtype != value.dtype || param->shape != value.shape) {
+        problem = absl::StrCat("parameter ", i, " '", param->name, "' is ",
+                               DataTypeName(param->dtype), "[", absl::StrJoin(param->shape, ", "),
+                               "] but value '", value.name, "' is ", DataTypeName(value.dtype),
+                               "[", absl::StrJoin(value.shape, ", "), "]");
+      }
+    }
+    if (problem.empty()) return absl::OkStatus();
     return absl::InternalError(absl::StrCat(NodePrefix(absl::StrCat("kernel ", kernel.info.name),
                                                        kernel.info.span),
-                                            "its parameters do not match the call's values"));
+                                            "its parameters do not match the call's values: ",
+                                            problem));
   }
 
   // fn (%p0, ...) { op(%p0, ...) }, typed, for an operator called in main.
@@ -545,6 +558,7 @@ class MainLowering {
   std::vector<KernelEntry> kernels_;
   std::unordered_map<const ExprNode*, std::vector<int>> expr_values_;
   std::unordered_map<const FunctionNode*, int> kernel_of_function_;
+  std::vector<Function> single_op_functions_;
   std::map<std::string, int> copy_kernels_;
   std::unordered_map<const ConstantNode*, int> constant_values_;
   std::vector<std::pair<int, TensorData>> constant_order_;
