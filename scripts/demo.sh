@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Kiln demo: bootstraps, builds kiln-opt and kiln-conformance, prints the bundled example graph
-# (examples/resnet_block.kir) in the three output formats, imports a small ONNX CNN and shows
-# its spans, lowers it to loop IR (spans on every statement), prints one kernel's schedule
-# record, and runs a slice of the ONNX backend tests end to end through the interpreter. It
-# becomes the service demo once kilnd exists.
+# Kiln demo: bootstraps, builds, starts kilnd on a free loopback port, and uses it as a client
+# would: health, a compile of a bundled example ONNX model (artifacts with digests), the pass
+# trace (every pass, the IR diff of each that changed the model, every node's ONNX layer), the
+# schedule record of the first kernel, the same trace from the Python client, and the
+# Prometheus pass-timing metrics. Then it stops the server with SIGTERM.
 #
 # Environment: KILN_BUILD_DIR (default build/), KILN_JOBS (default 2).
 set -euo pipefail
@@ -13,52 +13,90 @@ cd "$ROOT"
 
 BUILD="${KILN_BUILD_DIR:-build}"
 JOBS="${KILN_JOBS:-2}"
-EXAMPLE=examples/resnet_block.kir
+PYTHON=/usr/bin/python3
 
 bash "$ROOT/scripts/bootstrap.sh"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" -j"$JOBS" --target kiln-opt kiln-conformance
+cmake --build "$BUILD" -j"$JOBS" --target kilnd kiln kiln_client_python
 
-KILN_OPT="$BUILD/tools/kiln-opt/kiln-opt"
-
-echo
-echo "== kiln-opt $EXAMPLE   (parse, then print the canonical graph text)"
-"$KILN_OPT" "$EXAMPLE"
-
-echo
-echo "== kiln-opt $EXAMPLE --format=script   (the same Doc tree, Python-like renderer)"
-"$KILN_OPT" "$EXAMPLE" --format=script
+KILN="$BUILD/clients/cli/kiln"
+DEMO="$BUILD/demo"
+mkdir -p "$DEMO"
+MODEL="$DEMO/small_cnn.onnx"
+SHAPE=(--input-shape=input=1,3,16,16)
 
 echo
-echo "== kiln-opt $EXAMPLE --format=json | head -40   (machine-readable IR, docs/ir-json.md)"
-# Written to a file first so a kiln-opt failure is not hidden behind head closing the pipe.
-"$KILN_OPT" "$EXAMPLE" --format=json >"$BUILD/resnet_block.json"
-head -40 "$BUILD/resnet_block.json"
+echo "== the example model: examples/make_small_cnn.py writes a small ONNX CNN"
+echo "   (conv, batch norm, relu, a residual add, pooling, a dense layer)"
+"$PYTHON" examples/make_small_cnn.py "$MODEL"
 
 echo
-echo "== an ONNX model: examples/make_small_cnn.py writes a small CNN; kiln-opt imports it"
-echo "   (every node carries the ONNX layer it came from: /* si=... */)"
-/usr/bin/python3 examples/make_small_cnn.py "$BUILD/small_cnn.onnx"
-"$KILN_OPT" "$BUILD/small_cnn.onnx" --show-metadata=false
+echo "== start kilnd on free loopback ports"
+"$BUILD/service/kilnd" --listen=127.0.0.1:0 --metrics-listen=127.0.0.1:0 --workers=2 \
+  >"$DEMO/kilnd.out" 2>"$DEMO/kilnd.log" &
+KILND_PID=$!
+trap 'kill "$KILND_PID" 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do
+  grep -q '^kilnd: grpc=' "$DEMO/kilnd.out" 2>/dev/null && break
+  sleep 0.1
+done
+cat "$DEMO/kilnd.out"
+SERVER=$(sed -n 's/^kilnd: grpc=\([^ ]*\) .*/\1/p' "$DEMO/kilnd.out")
+METRICS=$(sed -n 's/.* metrics=\([^ ]*\)$/\1/p' "$DEMO/kilnd.out")
+export KILN_SERVER="$SERVER"
 
 echo
-echo "== the same model with a static batch (--input-shape input=4,3,16,16), spans hidden"
-"$KILN_OPT" "$BUILD/small_cnn.onnx" --input-shape input=4,3,16,16 --hide-spans --show-metadata=false
+echo "== kiln health"
+"$KILN" health
 
 echo
-echo "== the same model optimized (-O3) and lowered to loop IR (--emit=loop), first kernel"
-echo "   (BatchNorm's scale is folded into the conv weights; each statement names its layers)"
-"$KILN_OPT" "$BUILD/small_cnn.onnx" --input-shape input=1,3,16,16 -O3 --emit=loop \
-  >"$BUILD/small_cnn.loop.py"
-sed -n '1,12p' "$BUILD/small_cnn.loop.py"
+echo "== kiln compile: the artifacts, each with its SHA-256 (equal requests give equal bytes)"
+"$KILN" compile "$MODEL" "${SHAPE[@]}" --out="$DEMO/artifacts"
+echo "-- the first kernel of model.loop.py (every statement names its ONNX layers: # si=...)"
+sed -n '1,14p' "$DEMO/artifacts/model.loop.py"
 
 echo
-echo "== the schedule record of the kernel computing ONNX layer /conv2/Conv"
-echo "   (one step per primitive, each checked against the vanilla schedule by the interpreter)"
-"$KILN_OPT" "$BUILD/small_cnn.onnx" --input-shape input=1,3,16,16 -O3 \
-  --schedule-record=/conv2/Conv >"$BUILD/conv2.record.txt"
-grep -E '^# ' "$BUILD/conv2.record.txt"
+echo "== kiln trace: every pass as it finishes, with the IR diff of each pass that changed the model"
+"$KILN" trace "$MODEL" "${SHAPE[@]}" >"$DEMO/trace.txt"
+grep -E '^ *\[?[0-9]+' "$DEMO/trace.txt" | head -40 || true
+echo "-- the diff FoldScaleAxis made (BatchNorm's scale folded into the conv weights):"
+awk '/FoldScaleAxis/{show=1; n=0} show{print; if (++n > 24) exit}' "$DEMO/trace.txt"
+echo "-- ..."
+tail -3 "$DEMO/trace.txt"
 
 echo
-echo "== kiln-conformance --filter 'node/test_(conv|relu|softmax)': ONNX backend tests end to end"
-"$BUILD/tools/kiln-conformance/kiln-conformance" --filter 'node/test_(conv|relu|softmax)' | tail -12
+echo "== kiln schedule: the schedule record of the first kernel (call 0), each step verified"
+"$KILN" schedule "$MODEL" "${SHAPE[@]}" --selector=0 --verify >"$DEMO/schedule.txt"
+grep -E '^(step|#|==|[0-9]+[ :])' "$DEMO/schedule.txt" | head -30 || head -30 "$DEMO/schedule.txt"
+
+echo
+echo "== the Python client: python3 -m kiln_client trace (one line per pass)"
+PYTHONPATH="$BUILD/python" "$PYTHON" -m kiln_client trace "$MODEL" --input-shape input=1,3,16,16 \
+  --server "$SERVER" >"$DEMO/python_trace.txt"
+head -8 "$DEMO/python_trace.txt"
+echo "-- ..."
+tail -2 "$DEMO/python_trace.txt"
+
+echo
+echo "== Prometheus metrics at http://$METRICS/metrics (pass timings, requests, workers)"
+"$PYTHON" - "$METRICS" <<'PY'
+import sys, urllib.request
+text = urllib.request.urlopen(f"http://{sys.argv[1]}/metrics", timeout=10).read().decode()
+lines = [l for l in text.splitlines() if not l.startswith("#")]
+passes = [l for l in lines if l.startswith("kiln_pass_duration_seconds_sum") and not l.endswith(" 0")]
+for l in passes[:12]:
+    print(l)
+print(f"... {len(passes)} pass series with samples")
+for l in lines:
+    if (l.startswith("kiln_requests_total") and not l.endswith(" 0")) or l.startswith(
+            ("kiln_workers_busy", "kiln_queue_depth", "kiln_cache_", "kiln_build_info")):
+        print(l)
+PY
+
+echo
+echo "== stop kilnd (SIGTERM: health flips, calls in flight drain, exit 0); its request log:"
+kill -TERM "$KILND_PID"
+wait "$KILND_PID"
+echo "kilnd exited with status $?"
+trap - EXIT
+grep '^{' "$DEMO/kilnd.log" | head -8
