@@ -63,19 +63,12 @@ std::string PrintEventIr(const IRModule& module, PassStage stage, v1::IrFormat f
   return PrintModule(module, options);
 }
 
-// Node id -> source names, for every node of the IR's JSON form with a span.
-void FillSpanTable(const std::string& ir_json, v1::PassEvent* event) {
-  nlohmann::json json = nlohmann::json::parse(ir_json, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object() || !json.contains("functions")) return;
-  for (const nlohmann::json& function : json["functions"]) {
-    if (!function.contains("nodes")) continue;
-    for (const nlohmann::json& node : function["nodes"]) {
-      if (!node.contains("spans") || node["spans"].empty()) continue;
-      v1::SpanEntry* entry = event->add_span_table();
-      entry->set_function(function.value("name", ""));
-      entry->set_node(node.value("id", int64_t{-1}));
-      for (const nlohmann::json& source : node["spans"]) entry->add_sources(source.get<std::string>());
-    }
+void FillSpanTable(const IRModule& module, v1::PassEvent* event) {
+  for (NodeSources& node : ModuleSpanTable(module)) {
+    v1::SpanEntry* entry = event->add_span_table();
+    entry->set_function(std::move(node.function));
+    entry->set_node(node.node);
+    for (std::string& source : node.sources) entry->add_sources(std::move(source));
   }
 }
 
@@ -191,7 +184,7 @@ class CompilerService::Job final : public PassObserver {
     if (event.ir_before) out.set_ir_before(PrintEventIr(event.ir_before, event.stage, trace_->format()));
     if (event.ir_after) {
       out.set_ir_after(PrintEventIr(event.ir_after, event.stage, trace_->format()));
-      if (trace_->format() == v1::JSON) FillSpanTable(out.ir_after(), &out);
+      FillSpanTable(event.ir_after, &out);
     }
     metrics_->TraceEvent();
     if (!channel_->Push(std::move(out))) reader_gone_ = true;

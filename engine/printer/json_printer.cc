@@ -3,8 +3,11 @@
 // smaller than the id of the node using it. A loop PrimFunc carries its script text.
 #include "engine/printer/json_printer.h"
 
+#include <functional>
+
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -107,12 +110,20 @@ Json ScalarJson(const TensorDataNode& data) {
   }
 }
 
+// The node table's order: post-order from the parameters, each distinct
+// node once, without the function itself and without Op nodes. Ids are
+// positions in this order (docs/ir-json.md).
+void ForEachNumberedNode(const FunctionNode* function, const std::function<void(const Expr&)>& fn) {
+  PostOrderVisit(Function(function), [&](const Expr& expr) {
+    if (expr.get() == function || expr->kind() == ObjectKind::kOp) return;
+    fn(expr);
+  });
+}
+
 class FunctionJsonBuilder {
  public:
   Json Build(const std::string& name, const FunctionNode* function) {
-    Function handle(function);
-    PostOrderVisit(handle, [this, function](const Expr& expr) {
-      if (expr.get() == function || expr->kind() == ObjectKind::kOp) return;
+    ForEachNumberedNode(function, [this](const Expr& expr) {
       ids_.emplace(expr.get(), static_cast<int64_t>(order_.size()));
       order_.push_back(expr);
     });
@@ -268,6 +279,21 @@ std::string PrintModuleJson(const IRModule& module, int indent) {
   std::string text = json.dump(indent, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
   text.push_back('\n');
   return text;
+}
+
+std::vector<NodeSources> ModuleSpanTable(const IRModule& module) {
+  std::vector<NodeSources> table;
+  for (const auto& [global, function] : module->functions) {
+    const auto* graph_function = function.as<FunctionNode>();
+    if (graph_function == nullptr) continue;
+    int64_t id = 0;
+    ForEachNumberedNode(graph_function, [&](const Expr& expr) {
+      std::vector<std::string> sources = SpanSourceNames(expr->span);
+      if (!sources.empty()) table.push_back({global->name_hint, id, std::move(sources)});
+      ++id;
+    });
+  }
+  return table;
 }
 
 }  // namespace kiln

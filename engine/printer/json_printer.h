@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "engine/ir/module.h"
 
@@ -11,5 +12,14 @@ namespace kiln {
 
 // `indent` < 0 prints everything on one line. Deterministic: same module, same bytes.
 std::string PrintModuleJson(const IRModule& module, int indent = 2);
+
+// The source names of every node with a span, by the node ids of the JSON
+// form, without printing it (for span tables next to IR sent elsewhere).
+struct NodeSources {
+  std::string function;
+  int64_t node = 0;
+  std::vector<std::string> sources;
+};
+std::vector<NodeSources> ModuleSpanTable(const IRModule& module);
 
 }  // namespace kiln

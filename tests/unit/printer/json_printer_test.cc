@@ -56,6 +56,19 @@ TEST(JsonPrinterTest, MatchesTheDocumentedExample) {
   EXPECT_EQ(text, PrintModuleJson(DocumentExample()));  // deterministic
 }
 
+TEST(JsonPrinterTest, SpanTableUsesTheDocumentedIds) {
+  // The documented example: nodes 0 (x: input), 2 (relu1) and 3 (two) carry spans.
+  std::vector<NodeSources> table = ModuleSpanTable(DocumentExample());
+  ASSERT_EQ(table.size(), 3u);
+  EXPECT_EQ(table[0].function, "main");
+  EXPECT_EQ(table[0].node, 0);
+  EXPECT_EQ(table[0].sources, std::vector<std::string>{"input"});
+  EXPECT_EQ(table[1].node, 2);
+  EXPECT_EQ(table[1].sources, std::vector<std::string>{"relu1"});
+  EXPECT_EQ(table[2].node, 3);
+  EXPECT_EQ(table[2].sources, std::vector<std::string>{"two"});
+}
+
 TEST(JsonPrinterTest, AttributeValuesAndSpans) {
   Var x = MakeVar("x");
   Attrs attrs =
