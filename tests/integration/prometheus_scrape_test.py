@@ -1,4 +1,4 @@
-"""A real Prometheus server scrapes kilnd's /metrics, and the pass-duration
+"""promtool accepts kilnd's /metrics, a real Prometheus server scrapes it, and the pass-duration
 series of a compile comes back through Prometheus's HTTP query API: the
 metrics are what a Prometheus deployment can ingest, not just text that
 looks right.
@@ -22,6 +22,7 @@ from python_client_test import Kilnd, conv_relu_add_model  # sets sys.path for k
 from kiln_client import Client  # noqa: E402
 
 PROMETHEUS = os.environ.get("KILN_PROMETHEUS", "/usr/bin/prometheus")
+PROMTOOL = os.environ.get("KILN_PROMTOOL", "/usr/bin/promtool")
 
 
 def free_port() -> int:
@@ -44,6 +45,12 @@ class PrometheusScrapeTest(unittest.TestCase):
         metrics = re.search(r"metrics=(\S+)", kilnd.stdout_path.read_text()).group(1)
         with Client(kilnd.address) as client:
             client.compile(conv_relu_add_model().SerializeToString())
+
+        # Prometheus's own linter accepts the exposition (names, units, help).
+        exposition = urllib.request.urlopen(f"http://{metrics}/metrics", timeout=10).read()
+        lint = subprocess.run([PROMTOOL, "check", "metrics"], input=exposition,
+                              capture_output=True)
+        self.assertEqual(lint.returncode, 0, lint.stdout + lint.stderr)
 
         workdir = tempfile.TemporaryDirectory(prefix="kiln_prometheus_")
         self.addCleanup(workdir.cleanup)

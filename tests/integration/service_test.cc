@@ -79,6 +79,39 @@ int HealthStatus(const std::shared_ptr<grpc::Channel>& channel, const std::strin
   return bytes.size() == 2 && bytes[0] == '\x08' ? bytes[1] : 0;
 }
 
+// grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo with a
+// list_services request (field 7, ""), by hand like the health check; the
+// raw response bytes (the service names appear in them as strings).
+std::string ReflectionListServices(const std::shared_ptr<grpc::Channel>& channel) {
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + milliseconds(5000));
+  grpc::CompletionQueue cq;
+  auto call = stub.PrepareCall(&context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  void* tag;
+  bool ok;
+  auto step = [&](int id) { return cq.Next(&tag, &ok) && ok && tag == reinterpret_cast<void*>(id); };
+  call->StartCall(reinterpret_cast<void*>(1));
+  if (!step(1)) return "";
+  std::string request("\x3a\x00", 2);  // field 7, length-delimited, empty
+  grpc::Slice slice(request);
+  grpc::ByteBuffer send(&slice, 1), receive;
+  call->Write(send, reinterpret_cast<void*>(2));
+  if (!step(2)) return "";
+  call->Read(&receive, reinterpret_cast<void*>(3));
+  if (!step(3)) return "";
+  call->WritesDone(reinterpret_cast<void*>(4));
+  step(4);
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  step(5);
+  std::vector<grpc::Slice> slices;
+  receive.Dump(&slices);
+  std::string bytes;
+  for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return bytes;
+}
+
 std::string Metrics(const KilndProcess& kilnd) { return HttpGet(kilnd.metrics_address(), "/metrics"); }
 
 TEST(KilndTest, CompileReturnsDigestedDeterministicArtifactsAndTheSignature) {
@@ -252,6 +285,20 @@ TEST(KilndTest, ListPassesDescribesTheRegistry) {
   }
   EXPECT_TRUE(si_builder);
   EXPECT_EQ(kilnd->Stop(), 0);
+}
+
+TEST(KilndTest, ReflectionAndHealthNeedNoToken) {
+  auto dir = std::filesystem::temp_directory_path() / ("kiln-reflect-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "tokens") << "secret\n";
+  auto kilnd = KilndProcess::Start({"--auth-token-file=" + (dir / "tokens").string()});
+  ASSERT_NE(kilnd, nullptr);
+  std::string services = ReflectionListServices(kilnd->Channel());
+  EXPECT_NE(services.find("kiln.v1.Compiler"), std::string::npos) << services;
+  EXPECT_NE(services.find("grpc.health.v1.Health"), std::string::npos) << services;
+  EXPECT_EQ(HealthStatus(kilnd->Channel(), ""), 1);
+  EXPECT_EQ(kilnd->Stop(), 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(KilndTest, EveryKindOfBadRequestGetsItsStatusAndHealthStaysServing) {
