@@ -351,7 +351,10 @@ std::shared_ptr<CompilerService::Completion> CompilerService::StartCompile(
   bool accepted = pool_.TrySubmit([this, completion, options, deadline, compile_id, &request,
                                    job] {
     auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<driver::CompileResult> result = RunCompile(request, *options);
+    // A job that waited in the queue past its client does not start.
+    absl::StatusOr<driver::CompileResult> result =
+        options->is_cancelled() ? absl::CancelledError("the compile was cancelled before it started")
+                                : RunCompile(request, *options);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Outcome finished;

@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <deque>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -74,6 +75,21 @@ absl::StatusOr<Type> InputType(const onnx::ValueInfoProto& input,
         dims.push_back(Dim::Symbolic(dim.has_dim_param() ? dim.dim_param() : ""));
       }
     }
+  }
+  // Static inputs larger than any tensor the importer accepts are refused
+  // here: their element counts would overflow the index arithmetic below.
+  int64_t elements = 1;
+  bool all_static = true;
+  for (const Dim& dim : dims) {
+    all_static = all_static && dim.is_static();
+    if (dim.is_static() && __builtin_mul_overflow(elements, dim.value, &elements)) {
+      elements = std::numeric_limits<int64_t>::max();
+    }
+  }
+  if (all_static && elements > options.max_tensor_elements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph input '", name, "' would have more than ", options.max_tensor_elements,
+        " elements (the importer's limit on one tensor)"));
   }
   return Type(MakeTensorType(std::move(dims), *dtype));
 }

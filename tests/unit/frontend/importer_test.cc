@@ -104,6 +104,14 @@ TEST(OnnxImporterTest, SymbolicDimsStayAndOverridesMakeThemStatic) {
   options.input_shapes = {{"nope", {1}}};
   EXPECT_EQ(Message(ImportOnnxModel(b.Bytes(), options).status()),
             "input shape override names 'nope', which is not a graph input");
+  // 2^62 * 3 * 5 elements overflows int64: refused before any shape arithmetic.
+  options.input_shapes = {{"x", {int64_t{1} << 62, 3, 5}}};
+  EXPECT_EQ(Message(ImportOnnxModel(b.Bytes(), options).status()),
+            "graph input 'x' would have more than 2147483648 elements (the importer's limit on "
+            "one tensor)");
+  options.max_tensor_elements = 100;
+  options.input_shapes = {{"x", {8, 3, 5}}};
+  EXPECT_FALSE(ImportOnnxModel(b.Bytes(), options).ok());
 }
 
 TEST(OnnxImporterTest, UnsupportedOperatorsAreListedTogetherWithCounts) {
