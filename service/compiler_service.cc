@@ -94,7 +94,7 @@ grpc::Status FillScheduleRecord(const v1::ScheduleRecordRequest& request,
   if (!kernels.ok()) return ToGrpcStatus(kernels.status());
   const lower::LoweredKernel& kernel = *kernels->front();
   absl::StatusOr<std::vector<lower::ScheduleRecordStep>> steps =
-      lower::ExpandScheduleRecord(kernel);
+      lower::ExpandScheduleRecord(kernel, /*seed=*/0, request.verify());
   if (!steps.ok()) return ToGrpcStatus(steps.status());
   response->set_kernel(kernel.name);
   for (const std::string& name : SpanSourceNames(kernel.span)) response->add_spans(name);
@@ -147,6 +147,10 @@ class CompilerService::Job final : public PassObserver {
   }
 
   std::vector<v1::PassTiming> TakeTimings() { return std::move(timings_); }
+  // GetScheduleRecord: on a cache miss, lower only the kernels this selector
+  // may pick (the partial result is not cached).
+  void set_kernel_selector(std::string selector) { kernel_selector_ = std::move(selector); }
+  const std::string& kernel_selector() const { return kernel_selector_; }
   // The TracePass client stopped reading: the job should stop too.
   void MarkReaderGone() { reader_gone_ = true; }
   bool reader_gone() const { return reader_gone_; }
@@ -194,6 +198,7 @@ class CompilerService::Job final : public PassObserver {
   const v1::TraceRequest* trace_;
   EventChannel* channel_;
   std::vector<v1::PassTiming> timings_;
+  std::string kernel_selector_;
   std::atomic<bool> reader_gone_{false};
 };
 
@@ -344,12 +349,19 @@ std::shared_ptr<CompilerService::Completion> CompilerService::StartCompile(
     return job->reader_gone() || context->IsCancelled() || Clock::now() >= deadline;
   };
   options->instruments.push_back(std::make_shared<ObserverInstrument>(job, job->observer_options()));
+  const bool partial = !job->kernel_selector().empty();
+  if (partial) {
+    options->lower_only_kernels = [selector = job->kernel_selector()](
+                                      const lower::KernelCandidate& kernel) {
+      return lower::KernelMayMatch(selector, kernel);
+    };
+  }
 
   // The caller waits for `completion` before `context`, `request` and `job`
   // go away, so the job may use them.
   const std::string compile_id = outcome.compile_id;
   bool accepted = pool_.TrySubmit([this, completion, options, deadline, compile_id, &request,
-                                   job] {
+                                   job, partial] {
     auto start = std::chrono::steady_clock::now();
     // A job that waited in the queue past its client does not start.
     absl::StatusOr<driver::CompileResult> result =
@@ -365,7 +377,7 @@ std::shared_ptr<CompilerService::Completion> CompilerService::StartCompile(
                                                                  request.graph_ir_text().size()));
       entry->result = std::move(*result);
       entry->pass_timings = job->TakeTimings();
-      cache_.Insert(compile_id, entry);
+      if (!partial) cache_.Insert(compile_id, entry);
       finished.compile = std::move(entry);
     } else if (result.status().code() == absl::StatusCode::kCancelled &&
                Clock::now() >= deadline) {
@@ -445,10 +457,21 @@ grpc::Status CompilerService::GetScheduleRecord(grpc::ServerContext* context,
                  static_cast<int64_t>(request->ByteSizeLong()));
   const std::string& name = request->compile().name();
   if (!call.status().ok()) return call.Finish(call.status(), "", name);
+  // A cache hit has every kernel; a miss lowers only those the selector may
+  // pick. An unknown selector is answered by a full compile, so the error
+  // lists every kernel.
   Job job(metrics_, nullptr, nullptr);
+  job.set_kernel_selector(request->selector());
   Outcome outcome = StartCompile(context, request->compile(), &job)->Wait();
   grpc::Status status = outcome.status;
   if (status.ok()) status = FillScheduleRecord(*request, *outcome.compile, response);
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND && !request->selector().empty()) {
+    Job full_job(metrics_, nullptr, nullptr);
+    outcome = StartCompile(context, request->compile(), &full_job)->Wait();
+    status = outcome.status;
+    response->Clear();
+    if (status.ok()) status = FillScheduleRecord(*request, *outcome.compile, response);
+  }
   response->set_compile_id(outcome.compile_id);
   return call.Finish(status, outcome.compile_id, name);
 }

@@ -91,11 +91,13 @@ absl::StatusOr<CompileResult> CompileModule(IRModule module, const CompileOption
         return Fail(CompileStage::kLower, absl::CancelledError("the compile was cancelled before lowering"),
                     failure);
       }
+      lower::LowerOptions lower_options = lower::LowerOptionsFromContext(context);
+      lower_options.only_kernels = options.lower_only_kernels;
       absl::StatusOr<lower::LoweredModule> lowered =
-          lower::LowerModule(result.optimized, lower::LowerOptionsFromContext(context));
+          lower::LowerModule(result.optimized, lower_options);
       if (!lowered.ok()) return Fail(CompileStage::kLower, lowered.status(), failure);
       result.lowered = std::move(*lowered);
-      if (options.run_loop_passes) {
+      if (options.run_loop_passes && !options.lower_only_kernels) {
         absl::StatusOr<Pass> loop_pipeline =
             ParsePipeline(loop::transform::DefaultLoopPipeline());
         if (!loop_pipeline.ok()) {

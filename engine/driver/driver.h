@@ -42,6 +42,9 @@ struct CompileOptions {
   // Run the default loop pipeline on the lowered module (under the same
   // PassContext, so instruments see the loop passes too).
   bool run_loop_passes = true;
+  // When set, lowering produces only the kernels it accepts and no main
+  // (LowerOptions::only_kernels; the loop pipeline is then skipped).
+  std::function<bool(const lower::KernelCandidate&)> lower_only_kernels;
   // Polled before every pass and before lowering; true stops the compile
   // with Cancelled (a client that went away, an expired deadline). May be empty.
   std::function<bool()> is_cancelled;

@@ -63,4 +63,14 @@ absl::StatusOr<std::vector<const LoweredKernel*>> SelectKernels(const LoweredMod
   return matches;
 }
 
+bool KernelMayMatch(std::string_view selector, const KernelCandidate& kernel) {
+  if (int index = 0; AllDigits(selector) && absl::SimpleAtoi(std::string(selector), &index) &&
+                     index == kernel.call_index) {
+    return true;
+  }
+  if (kernel.name == selector || kernel.function_name == selector) return true;
+  std::vector<std::string> sources = SpanSourceNames(kernel.span);
+  return std::find(sources.begin(), sources.end(), selector) != sources.end();
+}
+
 }  // namespace kiln::lower

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/lower/lower_module.h"
+#include "engine/lower/lower_options.h"
 
 namespace kiln::lower {
 
@@ -18,5 +19,10 @@ namespace kiln::lower {
 // the valid kernel names with their call indices.
 absl::StatusOr<std::vector<const LoweredKernel*>> SelectKernels(const LoweredModule& lowered,
                                                                 std::string_view selector);
+
+// Whether `selector` could select `kernel` by any of the three rules (a
+// superset of what SelectKernels picks): lowering only these kernels
+// (LowerOptions::only_kernels) is enough for SelectKernels to answer.
+bool KernelMayMatch(std::string_view selector, const KernelCandidate& kernel);
 
 }  // namespace kiln::lower

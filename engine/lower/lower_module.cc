@@ -87,6 +87,7 @@ class MainLowering {
   absl::StatusOr<LoweredModule> Run() {
     KILN_RETURN_IF_ERROR(AddInputs());
     KILN_RETURN_IF_ERROR(Walk());
+    if (options_.only_kernels) return SelectedKernels();
     KILN_RETURN_IF_ERROR(AddOutputs());
     KILN_RETURN_IF_ERROR(AssignStorage());
     return Build();
@@ -294,7 +295,7 @@ class MainLowering {
       step.args.push_back(ConstantValue(constant));
     }
     for (int input : inputs) Use(input, step_index);
-    KILN_RETURN_IF_ERROR(CheckArgs(kernels_[kernel], step.args));
+    if (kernels_[kernel].func) KILN_RETURN_IF_ERROR(CheckArgs(kernels_[kernel], step.args));
     steps_.push_back(std::move(step));
     expr_values_[expr.get()] = std::move(outputs);
     return absl::OkStatus();
@@ -353,12 +354,19 @@ class MainLowering {
     if (it != kernel_of_function_.end()) return it->second;
     std::string function_name = PrimitiveName(*func, call_index);
     std::string name = UniqueName(function_name);
-    KILN_ASSIGN_OR_RETURN(LoweredPrimitive lowered,
-                          LowerPrimitive(*func, name, options_.keep_schedule_record));
     KernelEntry entry;
     entry.info.name = name;
     entry.info.function_name = function_name;
     entry.info.span = func->span;
+    if (options_.only_kernels &&
+        !options_.only_kernels(KernelCandidate{name, function_name, call_index, func->span})) {
+      // Named like the rest (names depend on order), but not lowered.
+      kernels_.push_back(std::move(entry));
+      kernel_of_function_[func.get()] = static_cast<int>(kernels_.size()) - 1;
+      return static_cast<int>(kernels_.size()) - 1;
+    }
+    KILN_ASSIGN_OR_RETURN(LoweredPrimitive lowered,
+                          LowerPrimitive(*func, name, options_.keep_schedule_record));
     entry.info.schedule = std::move(lowered.schedule);
     entry.info.schedule_params = std::move(lowered.params);
     entry.func = std::move(lowered.func);
@@ -542,6 +550,19 @@ class MainLowering {
     lowered.num_inputs = static_cast<int>(inputs_.size());
     lowered.num_outputs = static_cast<int>(outputs_.size());
     lowered.workspace_bytes = workspace_bytes_;
+    return lowered;
+  }
+
+  // The kernels only_kernels accepted, without main.
+  LoweredModule SelectedKernels() {
+    LoweredModule lowered;
+    std::vector<IRModuleNode::Entry> functions;
+    for (KernelEntry& kernel : kernels_) {
+      if (!kernel.func) continue;
+      functions.emplace_back(kernel.global, kernel.func);
+      lowered.kernels.push_back(std::move(kernel.info));
+    }
+    lowered.module = MakeModule(std::move(functions));
     return lowered;
   }
 

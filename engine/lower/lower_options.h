@@ -4,6 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/ir/span.h"
 
 namespace kiln {
 class PassContext;
@@ -11,7 +16,20 @@ class PassContext;
 
 namespace kiln::lower {
 
+// A kernel lowering is about to produce, as a selector sees it.
+struct KernelCandidate {
+  const std::string& name;           // unique kernel name
+  const std::string& function_name;  // the fused function's name
+  int call_index;                    // its first call in the optimized main
+  const Span& span;                  // the layers it computes
+};
+
 struct LowerOptions {
+  // When set, only the kernels it accepts are lowered and the result has no
+  // main: enough to look at one kernel's schedule record without lowering
+  // the whole model. Kernel names and call indices are those of a full
+  // lowering.
+  std::function<bool(const KernelCandidate&)> only_kernels;
   // Keep a snapshot of each kernel's schedule after every primitive (the
   // schedule record behind `--schedule-record` and GetScheduleRecord).
   bool keep_schedule_record = true;

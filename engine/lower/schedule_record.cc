@@ -32,15 +32,18 @@ std::string LoopText(const loop::PrimFunc& func, const PrintOptions& options) {
 }  // namespace
 
 absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(const LoweredKernel& kernel,
-                                                                     uint64_t seed) {
+                                                                     uint64_t seed, bool verify) {
   const std::vector<te::ScheduleStep>& record = kernel.schedule.record();
   if (record.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("kernel ", kernel.name,
                      " has no schedule record (te.keep_schedule_record is off)"));
   }
-  KILN_ASSIGN_OR_RETURN(std::vector<bool> verified,
-                        te::VerifyScheduleRecord(kernel.schedule, kernel.schedule_params, seed));
+  std::vector<bool> verified;
+  if (verify) {
+    KILN_ASSIGN_OR_RETURN(verified,
+                          te::VerifyScheduleRecord(kernel.schedule, kernel.schedule_params, seed));
+  }
   KILN_ASSIGN_OR_RETURN(
       std::vector<loop::PrimFunc> loop_ir,
       te::LowerScheduleRecord(kernel.schedule, kernel.schedule_params, kernel.name));

@@ -29,10 +29,13 @@ struct ScheduleRecordStep {
 };
 
 // Every step of `kernel`'s record. An empty record (te.keep_schedule_record
-// off) is a FailedPrecondition error saying so. `seed` feeds the random
-// inputs of verification.
+// off) is a FailedPrecondition error saying so. With `verify`, every step's
+// loop IR runs in the interpreter on random inputs from `seed` against the
+// vanilla step (costly for large kernels: the interpreter's step budget
+// bounds it); without, `verified` stays false.
 absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(const LoweredKernel& kernel,
-                                                                     uint64_t seed = 0);
+                                                                     uint64_t seed = 0,
+                                                                     bool verify = true);
 
 // Text: per step a header line
 //   # KERNEL step N: primitive(arguments)  [verified]

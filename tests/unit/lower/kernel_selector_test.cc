@@ -81,5 +81,38 @@ TEST_F(KernelSelectorTest, UnknownSelectorListsTheKernels) {
   EXPECT_FALSE(lower::SelectKernels(lowered_, "1").ok());
 }
 
+TEST(KernelSelectorLayerTest, LoweringOnlyWhatASelectorMayPickKeepsNamesAndIndices) {
+  constexpr char kRepeats[] = R"(
+def @main(%x: Tensor[(2, 8), float32] /* si=input */) {
+  %0 = nn.softmax(%x) /* si=first */;
+  %1 = nn.softmax(%0) /* si=second */;
+  exp(%1) /* si=exp */
+}
+)";
+  lower::LowerOptions options;
+  int asked = 0;
+  options.only_kernels = [&](const lower::KernelCandidate& kernel) {
+    ++asked;
+    return lower::KernelMayMatch("second", kernel);
+  };
+  absl::StatusOr<lower::LoweredModule> partial = testing::OptimizeAndLower(kRepeats, 3, options);
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_EQ(asked, 3);
+  // Only the second softmax, named and indexed as a full lowering names it,
+  // and no main.
+  ASSERT_EQ(partial->kernels.size(), 1u);
+  EXPECT_EQ(partial->kernels[0].name, "fused_nn_softmax_1");
+  EXPECT_EQ(partial->kernels[0].call_indices, std::vector<int>{1});
+  EXPECT_FALSE(partial->module->Lookup("main"));
+  absl::StatusOr<std::vector<const lower::LoweredKernel*>> selected =
+      lower::SelectKernels(*partial, "second");
+  ASSERT_TRUE(selected.ok()) << selected.status();
+  EXPECT_EQ(Names(*selected), std::vector<std::string>{"fused_nn_softmax_1"});
+  // The schedule record is the full lowering's.
+  absl::StatusOr<lower::LoweredModule> full = testing::OptimizeAndLower(kRepeats);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ((*selected)[0]->schedule.record().size(), full->kernels[1].schedule.record().size());
+}
+
 }  // namespace
 }  // namespace kiln
