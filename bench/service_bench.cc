@@ -8,6 +8,8 @@
 //   compile.
 // Every request differs (the target cpu string is part of the compile id),
 // so nothing is answered from the cache. Times are medians of repeated runs.
+// KILN_BENCH_NO_CACHE=1 gives the servers no result cache (results are then
+// freed instead of kept); KILN_BENCH_ONLY=throughput runs only part 2.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -47,6 +49,7 @@ struct Server {
     ServiceOptions options;
     options.workers = workers;
     options.queue_depth = 64;
+    if (std::getenv("KILN_BENCH_NO_CACHE")) options.cache_bytes = 0;
     service = std::make_unique<CompilerService>(options, &metrics);
     grpc::ServerBuilder builder;
     int port = 0;
