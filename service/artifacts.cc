@@ -71,7 +71,8 @@ std::string MetadataJson(const driver::CompileResult& result, const std::string&
     json["constants"] = {{"count", result.lowered->constants.size()}, {"bytes", constant_bytes}};
   }
   json["kernels"] = std::move(kernels);
-  return json.dump(2) + "\n";
+  // Names from a model may be any bytes: invalid UTF-8 is replaced, not thrown.
+  return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 void AddArtifact(v1::ArtifactKind kind, std::string name, std::string content,

@@ -1,6 +1,8 @@
 #include "service/compiler_service.h"
 
+#include <algorithm>
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -81,7 +83,9 @@ void LogRequest(Rpc rpc, const grpc::Status& status, const std::string& compile_
                          {"duration_ms", std::round(seconds * 1e6) / 1e3},
                          {"peer", peer}};
   if (!status.ok()) line["message"] = status.error_message().substr(0, 200);
-  std::fprintf(stderr, "%s\n", line.dump().c_str());
+  // Names from a model may be any bytes: invalid UTF-8 is replaced, not thrown.
+  std::fprintf(stderr, "%s\n",
+               line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
 grpc::Status FillScheduleRecord(const v1::ScheduleRecordRequest& request,
@@ -93,6 +97,25 @@ grpc::Status FillScheduleRecord(const v1::ScheduleRecordRequest& request,
       lower::SelectKernels(*compile.result.lowered, request.selector());
   if (!kernels.ok()) return ToGrpcStatus(kernels.status());
   const lower::LoweredKernel& kernel = *kernels->front();
+  if (request.verify()) {
+    // Verification runs every step on random tensors of the kernel's
+    // parameter shapes (several copies): refuse what would exhaust memory.
+    constexpr int64_t kMaxVerifyBytes = int64_t{256} << 20;
+    int64_t bytes = 0;
+    for (const te::Tensor& param : kernel.schedule_params) {
+      int64_t elements = DataTypeBytes(param.dtype());
+      for (int64_t d : param.shape()) {
+        if (__builtin_mul_overflow(elements, d, &elements)) elements = kMaxVerifyBytes + 1;
+      }
+      bytes = std::min(bytes + elements, kMaxVerifyBytes + 1);
+    }
+    if (bytes > kMaxVerifyBytes) {
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          absl::StrCat("verifying kernel ", kernel.name, " needs more than ",
+                                       kMaxVerifyBytes >> 20,
+                                       " MiB of parameters; ask without verify"));
+    }
+  }
   absl::StatusOr<std::vector<lower::ScheduleRecordStep>> steps =
       lower::ExpandScheduleRecord(kernel, /*seed=*/0, request.verify());
   if (!steps.ok()) return ToGrpcStatus(steps.status());
@@ -135,6 +158,7 @@ class CompilerService::Job final : public PassObserver {
     if (event.kind == PassEvent::Kind::kBefore) return;
     metrics_->ObservePass(event.stage, event.pass, event.duration_ms / 1e3);
     if (event.kind != PassEvent::Kind::kAfter) return;
+    next_index_ = std::max(next_index_, event.index + 1);
     v1::PassTiming timing;
     timing.set_index(event.index);
     timing.set_stage(PassStageName(event.stage));
@@ -147,6 +171,10 @@ class CompilerService::Job final : public PassObserver {
   }
 
   std::vector<v1::PassTiming> TakeTimings() { return std::move(timings_); }
+  // Asked while a Push waits for a slow reader (see EventChannel::Push).
+  void set_stop_check(std::function<bool()> stop) { stop_check_ = std::move(stop); }
+  // One past the last pass index reported (the summary event's index).
+  int64_t next_index() const { return next_index_; }
   // GetScheduleRecord: on a cache miss, lower only the kernels this selector
   // may pick (the partial result is not cached).
   void set_kernel_selector(std::string selector) { kernel_selector_ = std::move(selector); }
@@ -191,7 +219,7 @@ class CompilerService::Job final : public PassObserver {
       FillSpanTable(event.ir_after, &out);
     }
     metrics_->TraceEvent();
-    if (!channel_->Push(std::move(out))) reader_gone_ = true;
+    if (!channel_->Push(std::move(out), stop_check_)) reader_gone_ = true;
   }
 
   Metrics* metrics_;
@@ -199,6 +227,8 @@ class CompilerService::Job final : public PassObserver {
   EventChannel* channel_;
   std::vector<v1::PassTiming> timings_;
   std::string kernel_selector_;
+  std::function<bool()> stop_check_;
+  int64_t next_index_ = 0;
   std::atomic<bool> reader_gone_{false};
 };
 
@@ -345,9 +375,17 @@ std::shared_ptr<CompilerService::Completion> CompilerService::StartCompile(
   }
   auto options = std::make_shared<driver::CompileOptions>(std::move(*parsed));
   const Clock::time_point deadline = EffectiveDeadline(*context, options_.default_deadline);
-  options->is_cancelled = [context, deadline, job] {
-    return job->reader_gone() || context->IsCancelled() || Clock::now() >= deadline;
+  // Past the deadline the call itself is cancelled too, so an RPC thread
+  // blocked writing to a client that stopped reading is released.
+  auto past_deadline = [context, deadline] {
+    if (Clock::now() < deadline) return false;
+    context->TryCancel();
+    return true;
   };
+  options->is_cancelled = [context, job, past_deadline] {
+    return job->reader_gone() || context->IsCancelled() || past_deadline();
+  };
+  job->set_stop_check([context, past_deadline] { return context->IsCancelled() || past_deadline(); });
   options->instruments.push_back(std::make_shared<ObserverInstrument>(job, job->observer_options()));
   const bool partial = !job->kernel_selector().empty();
   if (partial) {
@@ -365,8 +403,17 @@ std::shared_ptr<CompilerService::Completion> CompilerService::StartCompile(
     auto start = std::chrono::steady_clock::now();
     // A job that waited in the queue past its client does not start.
     absl::StatusOr<driver::CompileResult> result =
-        options->is_cancelled() ? absl::CancelledError("the compile was cancelled before it started")
-                                : RunCompile(request, *options);
+        absl::CancelledError("the compile was cancelled before it started");
+    if (!options->is_cancelled()) {
+      // An exception must not reach the worker thread (it would end kilnd).
+      try {
+        result = RunCompile(request, *options);
+      } catch (const std::bad_alloc&) {
+        result = absl::ResourceExhaustedError("the compile ran out of memory");
+      } catch (const std::exception& e) {
+        result = absl::InternalError(absl::StrCat("the compile threw: ", e.what()));
+      }
+    }
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Outcome finished;
@@ -403,6 +450,38 @@ std::shared_ptr<CompilerService::Completion> CompilerService::StartCompile(
   return completion;
 }
 
+grpc::Status CompilerService::RunOnWorker(grpc::ServerContext* context,
+                                          const std::function<grpc::Status()>& work) {
+  struct Done {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool done = false;
+    grpc::Status status;
+  };
+  auto done = std::make_shared<Done>();
+  bool accepted = pool_.TrySubmit([done, &work] {
+    grpc::Status status;
+    try {
+      status = work();
+    } catch (const std::exception& e) {
+      status = grpc::Status(grpc::StatusCode::INTERNAL, e.what());
+    }
+    std::lock_guard<std::mutex> lock(done->mutex);
+    done->status = status;
+    done->done = true;
+    done->changed.notify_all();
+  });
+  if (!accepted) {
+    context->AddTrailingMetadata("grpc-retry-pushback-ms", "1000");
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        absl::StrCat("all ", options_.workers, " workers are busy and ",
+                                     options_.queue_depth, " jobs are queued; retry later"));
+  }
+  std::unique_lock<std::mutex> lock(done->mutex);
+  done->changed.wait(lock, [&] { return done->done; });
+  return done->status;
+}
+
 grpc::Status CompilerService::Compile(grpc::ServerContext* context,
                                       const v1::CompileRequest* request,
                                       v1::CompileResponse* response) {
@@ -426,7 +505,6 @@ grpc::Status CompilerService::TracePass(grpc::ServerContext* context,
   EventChannel channel(options_.max_event_bytes);
   Job job(metrics_, request, &channel);
   std::shared_ptr<Completion> completion = StartCompile(context, request->compile(), &job);
-  int64_t sent = 0;
   // Each event goes out as soon as its pass finishes; a failed write means
   // the client is gone, and the job stops at its next pass boundary. The
   // job closes the channel when it finishes.
@@ -435,7 +513,6 @@ grpc::Status CompilerService::TracePass(grpc::ServerContext* context,
       job.MarkReaderGone();
       channel.Close();
     }
-    ++sent;
   }
   Outcome outcome = completion->Wait();
   grpc::Status status = outcome.status;
@@ -443,7 +520,7 @@ grpc::Status CompilerService::TracePass(grpc::ServerContext* context,
     status = grpc::Status(grpc::StatusCode::CANCELLED, "the client cancelled the trace");
   } else if (status.ok()) {
     v1::PassEvent last;
-    last.set_index(sent);
+    last.set_index(job.next_index());
     FillSummary(outcome.compile_id, *outcome.compile, last.mutable_summary());
     writer->Write(last);
   }
@@ -463,14 +540,18 @@ grpc::Status CompilerService::GetScheduleRecord(grpc::ServerContext* context,
   Job job(metrics_, nullptr, nullptr);
   job.set_kernel_selector(request->selector());
   Outcome outcome = StartCompile(context, request->compile(), &job)->Wait();
+  // Expanding (and verifying) the record is compile work too: on a worker.
+  auto fill = [&] {
+    return RunOnWorker(context, [&] { return FillScheduleRecord(*request, *outcome.compile, response); });
+  };
   grpc::Status status = outcome.status;
-  if (status.ok()) status = FillScheduleRecord(*request, *outcome.compile, response);
+  if (status.ok()) status = fill();
   if (status.error_code() == grpc::StatusCode::NOT_FOUND && !request->selector().empty()) {
     Job full_job(metrics_, nullptr, nullptr);
     outcome = StartCompile(context, request->compile(), &full_job)->Wait();
     status = outcome.status;
     response->Clear();
-    if (status.ok()) status = FillScheduleRecord(*request, *outcome.compile, response);
+    if (status.ok()) status = fill();
   }
   response->set_compile_id(outcome.compile_id);
   return call.Finish(status, outcome.compile_id, name);

@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <memory>
 #include <set>
@@ -67,6 +68,9 @@ class CompilerService final : public v1::Compiler::Service {
                                            const v1::CompileRequest& request, Job* job);
   class CallGuard;
   grpc::Status Authorize(const grpc::ServerContext* context) const;
+  // Runs `work` on a worker and waits for it (RESOURCE_EXHAUSTED with
+  // retry pushback when the queue is full).
+  grpc::Status RunOnWorker(grpc::ServerContext* context, const std::function<grpc::Status()>& work);
 
   ServiceOptions options_;
   Metrics* metrics_;

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 
@@ -19,8 +20,10 @@ class EventChannel {
   explicit EventChannel(int64_t max_buffered_bytes) : max_bytes_(max_buffered_bytes) {}
 
   // Blocks while the buffer is full (one event always fits an empty buffer);
-  // false when the channel is closed.
-  bool Push(v1::PassEvent event);
+  // false when the channel is closed, or when `should_stop` (asked every
+  // 100 ms while blocked; may be empty) says the producer must give up: a
+  // reader that stops reading must not hold its job past its deadline.
+  bool Push(v1::PassEvent event, const std::function<bool()>& should_stop = nullptr);
   // Blocks until an event arrives; nullopt once closed and drained.
   std::optional<v1::PassEvent> Pop();
   void Close();

@@ -177,6 +177,13 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(listen, credentials, &port);
   builder.RegisterService(&service);
   builder.SetMaxReceiveMessageSize(static_cast<int>(max_request_bytes));
+  // Bounds what requests can hold before a handler sees them (a full worker
+  // queue is refused only after the request arrived): gRPC's buffers for
+  // four maximal requests, and a bounded number of RPC threads.
+  grpc::ResourceQuota quota("kilnd");
+  quota.Resize(static_cast<size_t>(4 * max_request_bytes));
+  quota.SetMaxThreads(std::max(16, 4 * options.workers + 8));
+  builder.SetResourceQuota(quota);
   // Pollers wake this often to notice shutdown (the default, 5 s, would hold
   // SIGTERM for that long when a client keeps an idle connection open).
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 100);

@@ -48,8 +48,8 @@ class ResultCache {
   int64_t bytes_ = 0;
 };
 
-// Bytes an entry holds, roughly: its constants and a per-node allowance for
-// the IR (graph, lowered and loop modules).
+// Bytes an entry holds, roughly: the model twice (imported and optimized),
+// the lowered module's constants, and an allowance per kernel for the IR.
 int64_t EstimateBytes(const driver::CompileResult& result, int64_t model_bytes);
 
 }  // namespace kiln::service

@@ -464,6 +464,42 @@ TEST(KilndTest, CancellingATraceFreesTheWorkerAtTheNextPass) {
   EXPECT_EQ(kilnd->Stop(), 0);
 }
 
+TEST(KilndTest, AReaderThatStopsReadingIsCutOffAtTheDefaultDeadline) {
+  // A small event buffer fills at once; the client sends no deadline of its
+  // own and never reads past the first event.
+  auto kilnd = KilndProcess::Start(
+      {"--workers=1", "--default-deadline=2s", "--max-event-bytes=100000"});
+  ASSERT_NE(kilnd, nullptr);
+  auto stub = v1::Compiler::NewStub(kilnd->Channel());
+  v1::TraceRequest request;
+  *request.mutable_compile() = ResNetRequest(400);
+  request.set_ir_after(true);
+  request.set_ir_before(true);
+  request.set_format(v1::JSON);
+  grpc::ClientContext context;
+  auto reader = stub->TracePass(&context, request);
+  v1::PassEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  auto start = std::chrono::steady_clock::now();
+  bool freed = false;
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
+    if (MetricValue(Metrics(*kilnd), "kiln_workers_busy") == 0) {
+      freed = true;
+      break;
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_TRUE(freed) << "the worker is still held by a reader that stopped reading";
+  context.TryCancel();
+  while (reader->Read(&event)) {
+  }
+  reader->Finish();
+  // kilnd still serves.
+  v1::CompileResponse response;
+  EXPECT_TRUE(stub->Compile(Context().get(), SmallRequest(), &response).ok());
+  EXPECT_EQ(kilnd->Stop(), 0);
+}
+
 TEST(KilndTest, AnExpiredDeadlineStopsTheCompile) {
   auto kilnd = KilndProcess::Start({"--workers=1"});
   ASSERT_NE(kilnd, nullptr);

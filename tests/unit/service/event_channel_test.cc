@@ -56,5 +56,18 @@ TEST(EventChannelTest, ClosingReleasesABlockedWriter) {
   EXPECT_EQ(result.load(), 0);
 }
 
+TEST(EventChannelTest, AWriterBlockedOnAStalledReaderGivesUpWhenTold) {
+  EventChannel channel(10);
+  ASSERT_TRUE(channel.Push(Event(0, 100)));
+  std::atomic<bool> stop{false};
+  std::atomic<int> result{-1};
+  std::thread writer([&] { result = channel.Push(Event(1, 100), [&] { return stop.load(); }) ? 1 : 0; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_EQ(result.load(), -1);  // still waiting: nobody read, nobody said stop
+  stop = true;
+  writer.join();
+  EXPECT_EQ(result.load(), 0);
+}
+
 }  // namespace
 }  // namespace kiln::service
