@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/frontend/onnx/converter_table.h"
 #include "engine/support/status_macros.h"
+#include "engine/support/utf8.h"
 
 namespace kiln {
 namespace {
@@ -115,7 +116,7 @@ class GraphImporter {
 
  private:
   Span SpanFor(const std::string& name) const {
-    return options_.span_filling ? MakeSpan(name) : Span();
+    return options_.span_filling ? MakeSpan(ValidUtf8(name)) : Span();
   }
 
   absl::Status CheckSupported() const {
@@ -148,7 +149,8 @@ class GraphImporter {
       for (int64_t d : data->shape) dims.push_back(Dim::Static(d));
       Type type = MakeTensorType(std::move(dims), data->dtype);
       if (options_.initializers_as_params) {
-        Var param = MakeRef<VarNode>(init.name(), type, ExprFields{SpanFor(init.name()), type, nullptr});
+        Var param = MakeRef<VarNode>(ValidUtf8(init.name()), type,
+                                     ExprFields{SpanFor(init.name()), type, nullptr});
         weight_params_.push_back(param);
         values_[init.name()] = param;
       } else {
@@ -159,14 +161,14 @@ class GraphImporter {
     for (const onnx::ValueInfoProto& input : graph_.input()) {
       if (values_.count(input.name())) continue;  // an initializer listed as input
       KILN_ASSIGN_OR_RETURN(Type type, InputType(input, options_));
-      Var param = MakeRef<VarNode>(input.name(), type,
+      Var param = MakeRef<VarNode>(ValidUtf8(input.name()), type,
                                    ExprFields{SpanFor(input.name()), type, nullptr});
       input_params_.push_back(param);
       values_[input.name()] = param;
     }
     for (const auto& [name, shape] : options_.input_shapes) {
       bool found = false;
-      for (const Var& param : input_params_) found |= param->name_hint == name;
+      for (const Var& param : input_params_) found |= param->name_hint == ValidUtf8(name);
       if (!found) {
         return absl::InvalidArgumentError(
             absl::StrCat("input shape override names '", name, "', which is not a graph input"));

@@ -83,6 +83,19 @@ TEST(OnnxImporterTest, SpanFillingSwitchAndInitializersAsParameters) {
   EXPECT_EQ(with_span, 0);
 }
 
+TEST(OnnxImporterTest, NamesThatAreNotUtf8AreMadeValid) {
+  // Latin-1 bytes (ONNX names are unchecked bytes): IR text, JSON and the
+  // service's proto3 strings need UTF-8, so each bad byte becomes U+FFFD.
+  OnnxModelBuilder b;
+  b.Input("caf\xE9", {2}).Output("y");
+  b.Node("Exp", {"caf\xE9"}, {"y"}, "exp\xFF");
+  auto module = ImportOnnxModel(b.Bytes());
+  ASSERT_TRUE(module.ok()) << module.status();
+  const FunctionNode* main = Main(*module);
+  EXPECT_EQ(main->params[0]->name_hint, "caf\xEF\xBF\xBD");
+  EXPECT_EQ(SpanSourceNames(main->body->span), std::vector<std::string>{"exp\xEF\xBF\xBD"});
+}
+
 TEST(OnnxImporterTest, SymbolicDimsStayAndOverridesMakeThemStatic) {
   OnnxModelBuilder b;
   b.Input("x", {-1, 3, -1}, onnx::TensorProto::FLOAT, {"N", "", ""}).Output("y");
