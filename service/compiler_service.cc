@@ -88,8 +88,11 @@ void LogRequest(Rpc rpc, const grpc::Status& status, const std::string& compile_
                line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
+// `is_cancelled` stops a long verification (a client gone, a deadline).
 grpc::Status FillScheduleRecord(const v1::ScheduleRecordRequest& request,
-                                const CachedCompile& compile, v1::ScheduleRecord* response) {
+                                const CachedCompile& compile,
+                                const std::function<bool()>& is_cancelled,
+                                v1::ScheduleRecord* response) {
   if (!compile.result.lowered) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "the compile was not lowered");
   }
@@ -117,7 +120,11 @@ grpc::Status FillScheduleRecord(const v1::ScheduleRecordRequest& request,
     }
   }
   absl::StatusOr<std::vector<lower::ScheduleRecordStep>> steps =
-      lower::ExpandScheduleRecord(kernel, /*seed=*/0, request.verify());
+      lower::ExpandScheduleRecord(kernel, /*seed=*/0, request.verify(), [&] {
+        loop::InterpreterOptions interpreter;
+        interpreter.is_cancelled = is_cancelled;
+        return interpreter;
+      }());
   if (!steps.ok()) return ToGrpcStatus(steps.status());
   response->set_kernel(kernel.name);
   for (const std::string& name : SpanSourceNames(kernel.span)) response->add_spans(name);
@@ -541,8 +548,19 @@ grpc::Status CompilerService::GetScheduleRecord(grpc::ServerContext* context,
   job.set_kernel_selector(request->selector());
   Outcome outcome = StartCompile(context, request->compile(), &job)->Wait();
   // Expanding (and verifying) the record is compile work too: on a worker.
+  const Clock::time_point deadline = EffectiveDeadline(*context, options_.default_deadline);
+  auto is_cancelled = [context, deadline] {
+    return context->IsCancelled() || Clock::now() >= deadline;
+  };
   auto fill = [&] {
-    return RunOnWorker(context, [&] { return FillScheduleRecord(*request, *outcome.compile, response); });
+    grpc::Status filled = RunOnWorker(context, [&] {
+      return FillScheduleRecord(*request, *outcome.compile, is_cancelled, response);
+    });
+    if (filled.error_code() == grpc::StatusCode::CANCELLED && Clock::now() >= deadline) {
+      return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                          "the deadline expired while verifying the schedule record");
+    }
+    return filled;
   };
   grpc::Status status = outcome.status;
   if (status.ok()) status = fill();

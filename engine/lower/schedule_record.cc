@@ -31,8 +31,9 @@ std::string LoopText(const loop::PrimFunc& func, const PrintOptions& options) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(const LoweredKernel& kernel,
-                                                                     uint64_t seed, bool verify) {
+absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(
+    const LoweredKernel& kernel, uint64_t seed, bool verify,
+    const loop::InterpreterOptions& interpreter) {
   const std::vector<te::ScheduleStep>& record = kernel.schedule.record();
   if (record.empty()) {
     return absl::FailedPreconditionError(
@@ -42,7 +43,8 @@ absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(const Lower
   std::vector<bool> verified;
   if (verify) {
     KILN_ASSIGN_OR_RETURN(verified,
-                          te::VerifyScheduleRecord(kernel.schedule, kernel.schedule_params, seed));
+                          te::VerifyScheduleRecord(kernel.schedule, kernel.schedule_params, seed,
+                                                   interpreter));
   }
   KILN_ASSIGN_OR_RETURN(
       std::vector<loop::PrimFunc> loop_ir,

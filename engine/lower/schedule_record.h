@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/loop/interpreter.h"
 #include "engine/loop/prim_func.h"
 #include "engine/lower/lower_module.h"
 #include "engine/printer/printer.h"
@@ -32,10 +33,11 @@ struct ScheduleRecordStep {
 // off) is a FailedPrecondition error saying so. With `verify`, every step's
 // loop IR runs in the interpreter on random inputs from `seed` against the
 // vanilla step (costly for large kernels: the interpreter's step budget
-// bounds it); without, `verified` stays false.
-absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(const LoweredKernel& kernel,
-                                                                     uint64_t seed = 0,
-                                                                     bool verify = true);
+// bounds it, and `interpreter` can cancel it); without, `verified` stays
+// false.
+absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(
+    const LoweredKernel& kernel, uint64_t seed = 0, bool verify = true,
+    const loop::InterpreterOptions& interpreter = {});
 
 // Text: per step a header line
 //   # KERNEL step N: primitive(arguments)  [verified]

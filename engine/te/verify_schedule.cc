@@ -68,7 +68,9 @@ bool SameOutputs(const std::vector<loop::HostTensor>& actual,
 
 class StepRunner {
  public:
-  StepRunner(const std::vector<Tensor>& params, uint64_t seed) : params_(params) {
+  StepRunner(const std::vector<Tensor>& params, uint64_t seed,
+             const loop::InterpreterOptions& interpreter)
+      : params_(params), interpreter_(interpreter) {
     uint64_t state = seed;
     for (const Tensor& param : params) {
       bool is_input = param.op()->kind == OperationNode::Kind::kPlaceholder;
@@ -85,7 +87,7 @@ class StepRunner {
     std::vector<loop::HostTensor> args = inputs_;
     std::vector<loop::HostTensor*> pointers;
     for (loop::HostTensor& arg : args) pointers.push_back(&arg);
-    KILN_RETURN_IF_ERROR(loop::RunPrimFunc(func, pointers));
+    KILN_RETURN_IF_ERROR(loop::RunPrimFunc(func, pointers, interpreter_));
     std::vector<loop::HostTensor> outputs;
     for (size_t i = 0; i < args.size(); ++i) {
       if (!is_input_[i]) outputs.push_back(std::move(args[i]));
@@ -95,6 +97,7 @@ class StepRunner {
 
  private:
   const std::vector<Tensor>& params_;
+  const loop::InterpreterOptions& interpreter_;
   std::vector<loop::HostTensor> inputs_;  // outputs start as zeros
   std::vector<bool> is_input_;
 };
@@ -103,7 +106,8 @@ class StepRunner {
 
 absl::StatusOr<std::vector<bool>> VerifyScheduleRecord(const Schedule& schedule,
                                                        const std::vector<Tensor>& params,
-                                                       uint64_t seed) {
+                                                       uint64_t seed,
+                                                       const loop::InterpreterOptions& interpreter) {
   const std::vector<ScheduleStep>& record = schedule.record();
   if (record.empty()) {
     return absl::FailedPreconditionError(
@@ -112,7 +116,7 @@ absl::StatusOr<std::vector<bool>> VerifyScheduleRecord(const Schedule& schedule,
   for (const Tensor& param : params) {
     if (!param.defined()) return absl::InvalidArgumentError("undefined parameter tensor");
   }
-  StepRunner runner(params, seed);
+  StepRunner runner(params, seed, interpreter);
   absl::StatusOr<std::vector<loop::HostTensor>> vanilla = runner.Run(record[0].snapshot, 0);
   if (!vanilla.ok()) {
     return absl::Status(
@@ -122,6 +126,7 @@ absl::StatusOr<std::vector<bool>> VerifyScheduleRecord(const Schedule& schedule,
   std::vector<bool> verified{true};
   for (size_t step = 1; step < record.size(); ++step) {
     absl::StatusOr<std::vector<loop::HostTensor>> outputs = runner.Run(record[step].snapshot, step);
+    if (outputs.status().code() == absl::StatusCode::kCancelled) return outputs.status();
     verified.push_back(outputs.ok() && SameOutputs(*outputs, *vanilla));
   }
   return verified;

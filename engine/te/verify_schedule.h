@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/loop/interpreter.h"
 #include "engine/te/schedule.h"
 
 namespace kiln::te {
@@ -18,8 +19,10 @@ namespace kiln::te {
 // compute what the vanilla step does. Errors: the schedule keeps no record,
 // or the vanilla step itself fails to lower or run. `params` as for
 // LowerSchedule: placeholders are filled from `seed`, the others are outputs.
-absl::StatusOr<std::vector<bool>> VerifyScheduleRecord(const Schedule& schedule,
-                                                       const std::vector<Tensor>& params,
-                                                       uint64_t seed);
+// `interpreter` bounds every run (step budget, memory, cancellation); a
+// cancelled run ends verification with its Cancelled status.
+absl::StatusOr<std::vector<bool>> VerifyScheduleRecord(
+    const Schedule& schedule, const std::vector<Tensor>& params, uint64_t seed,
+    const loop::InterpreterOptions& interpreter = {});
 
 }  // namespace kiln::te

@@ -83,4 +83,28 @@ TEST(VerifyScheduleTest, VanillaThatCannotLowerIsAnError) {
 }
 
 }  // namespace
+TEST(VerifyScheduleTest, ACancelledRunEndsVerificationWithItsStatus) {
+  Tensor A = Placeholder("A", DataType::kFloat32, {64, 64});
+  Tensor B = Placeholder("B", DataType::kFloat32, {64, 64});
+  Tensor C = MatMul(A, B);
+  Schedule s = Schedule::Create({C});
+  s.Split(C, s.Axes(C)[0], 8);
+  // Count the polls of a whole verification (two runs of similar size),
+  // then cancel three quarters in: inside the split step, after the vanilla
+  // run passed. The step's cancellation ends verification; it is not
+  // reported as a step that computes something else.
+  int64_t polls = 0, cancel_after = -1;
+  loop::InterpreterOptions interpreter;
+  interpreter.cancellation_check_interval = 1000;
+  interpreter.is_cancelled = [&] { return ++polls > cancel_after && cancel_after >= 0; };
+  ASSERT_TRUE(VerifyScheduleRecord(s, {A, B, C}, 1, interpreter).ok());
+  cancel_after = polls * 3 / 4;
+  polls = 0;
+  auto verified = VerifyScheduleRecord(s, {A, B, C}, 1, interpreter);
+  ASSERT_FALSE(verified.ok());
+  EXPECT_EQ(verified.status().code(), absl::StatusCode::kCancelled) << verified.status();
+  EXPECT_EQ(std::string(verified.status().message()).find("vanilla"), std::string::npos)
+      << verified.status();
+}
+
 }  // namespace kiln::te
