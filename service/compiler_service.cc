@@ -459,24 +459,15 @@ std::shared_ptr<CompilerService::Completion> CompilerService::StartCompile(
 
 grpc::Status CompilerService::RunOnWorker(grpc::ServerContext* context,
                                           const std::function<grpc::Status()>& work) {
-  struct Done {
-    std::mutex mutex;
-    std::condition_variable changed;
-    bool done = false;
-    grpc::Status status;
-  };
-  auto done = std::make_shared<Done>();
-  bool accepted = pool_.TrySubmit([done, &work] {
-    grpc::Status status;
+  auto completion = std::make_shared<Completion>();
+  bool accepted = pool_.TrySubmit([completion, &work] {
+    Outcome outcome;
     try {
-      status = work();
+      outcome.status = work();
     } catch (const std::exception& e) {
-      status = grpc::Status(grpc::StatusCode::INTERNAL, e.what());
+      outcome.status = grpc::Status(grpc::StatusCode::INTERNAL, e.what());
     }
-    std::lock_guard<std::mutex> lock(done->mutex);
-    done->status = status;
-    done->done = true;
-    done->changed.notify_all();
+    completion->Finish(std::move(outcome));
   });
   if (!accepted) {
     context->AddTrailingMetadata("grpc-retry-pushback-ms", "1000");
@@ -484,9 +475,7 @@ grpc::Status CompilerService::RunOnWorker(grpc::ServerContext* context,
                         absl::StrCat("all ", options_.workers, " workers are busy and ",
                                      options_.queue_depth, " jobs are queued; retry later"));
   }
-  std::unique_lock<std::mutex> lock(done->mutex);
-  done->changed.wait(lock, [&] { return done->done; });
-  return done->status;
+  return completion->Wait().status;
 }
 
 grpc::Status CompilerService::Compile(grpc::ServerContext* context,
