@@ -111,7 +111,7 @@ if [[ "${KILN_SKIP_FUZZ:-0}" != 1 ]]; then
     tail -40 "$BUILD/logs/fuzz.log"
     fuzz_status=1
   else
-    grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$BUILD/logs/fuzz.log" | tail -2 || true
+    grep -E "^== |Done [0-9]+ runs" "$BUILD/logs/fuzz.log" || true
     echo "   fuzz ok"
   fi
 fi

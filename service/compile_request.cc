@@ -77,14 +77,8 @@ absl::StatusOr<driver::CompileResult> RunCompile(const v1::CompileRequest& reque
   switch (request.model_case()) {
     case v1::CompileRequest::kOnnx:
       return driver::CompileOnnx(request.onnx(), options);
-    case v1::CompileRequest::kGraphIrText: {
-      absl::StatusOr<IRModule> module = ParseModule(request.graph_ir_text());
-      if (!module.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("graph_ir_text: ", std::string(module.status().message())));
-      }
-      return driver::CompileModule(*module, options);
-    }
+    case v1::CompileRequest::kGraphIrText:
+      return driver::CompileGraphText(request.graph_ir_text(), options);
     case v1::CompileRequest::MODEL_NOT_SET:
       break;
   }

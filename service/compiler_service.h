@@ -1,22 +1,27 @@
-// The kiln.v1.Compiler service: a thin adapter from RPCs to the driver.
-// Every compile runs as a job on the worker pool (a full queue is
-// RESOURCE_EXHAUSTED at once), watches its client (a cancel or an expired
-// deadline stops it at the next pass boundary), reports each pass to the
-// metrics, and leaves its result in the cache under its compile id.
+// The kiln.v1.Compiler service: a thin adapter from RPCs to the driver, on
+// gRPC's callback API so that no thread ever waits on a client. Every RPC
+// that compiles runs as one job on the worker pool (a full queue is
+// RESOURCE_EXHAUSTED at once): cache lookup, compile, response. Each call has
+// one deadline, fixed when it arrives (the client's, or the default), which
+// the job polls and which cancels the call itself when it passes, whether its
+// job is still running or its stream is waiting on a reader that stopped.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
-#include <mutex>
 #include <memory>
-#include <set>
+#include <mutex>
+#include <functional>
 #include <string>
 
 #include "absl/time/time.h"
+#include "engine/support/compile_budget.h"
 #include "kiln/v1/compiler.grpc.pb.h"
+#include "service/bearer_tokens.h"
 #include "service/metrics.h"
+#include "service/job_runner.h"
 #include "service/result_cache.h"
+#include "service/rpc_call.h"
 #include "service/worker_pool.h"
 
 namespace kiln::service {
@@ -29,24 +34,30 @@ struct ServiceOptions {
   // For requests that carry no deadline of their own.
   absl::Duration default_deadline = absl::Minutes(5);
   int64_t cache_bytes = int64_t{1} << 30;
+  // What one compile may spend (bytes of tensor data, interpreter steps).
+  CompileLimits compile_limits;
   // Bearer tokens accepted on the Compiler service; empty: no authentication.
-  std::set<std::string> auth_tokens;
+  BearerTokens auth_tokens;
+  // Where jobs run; null: on the worker threads themselves (in process).
+  std::shared_ptr<JobRunner> runner;
 };
 
-class CompilerService final : public v1::Compiler::Service {
+class CompilerService final : public v1::Compiler::CallbackService {
  public:
   CompilerService(ServiceOptions options, Metrics* metrics);
   ~CompilerService() override;
 
-  grpc::Status Compile(grpc::ServerContext* context, const v1::CompileRequest* request,
-                       v1::CompileResponse* response) override;
-  grpc::Status TracePass(grpc::ServerContext* context, const v1::TraceRequest* request,
-                         grpc::ServerWriter<v1::PassEvent>* writer) override;
-  grpc::Status GetScheduleRecord(grpc::ServerContext* context,
-                                 const v1::ScheduleRecordRequest* request,
-                                 v1::ScheduleRecord* response) override;
-  grpc::Status ListPasses(grpc::ServerContext* context, const v1::ListPassesRequest* request,
-                          v1::ListPassesResponse* response) override;
+  grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
+                                    const v1::CompileRequest* request,
+                                    v1::CompileResponse* response) override;
+  grpc::ServerWriteReactor<v1::PassEvent>* TracePass(grpc::CallbackServerContext* context,
+                                                     const v1::TraceRequest* request) override;
+  grpc::ServerUnaryReactor* GetScheduleRecord(grpc::CallbackServerContext* context,
+                                              const v1::ScheduleRecordRequest* request,
+                                              v1::ScheduleRecord* response) override;
+  grpc::ServerUnaryReactor* ListPasses(grpc::CallbackServerContext* context,
+                                       const v1::ListPassesRequest* request,
+                                       v1::ListPassesResponse* response) override;
 
   // Graceful shutdown, first step: new calls get UNAVAILABLE from now on.
   void StartDraining();
@@ -56,25 +67,27 @@ class CompilerService final : public v1::Compiler::Service {
   void Shutdown();
 
  private:
-  class Job;
-  struct Outcome;
-  class Completion;
+  class UnaryCall;
 
-  // Starts the compile of `request`: from the cache, or queued for a worker.
-  // A `job` with an event channel (TracePass) always compiles, and has its
-  // channel closed when the compile ends. The caller must Wait() on the
-  // result before `context`, `request` or `job` go away.
-  std::shared_ptr<Completion> StartCompile(grpc::ServerContext* context,
-                                           const v1::CompileRequest& request, Job* job);
-  class CallGuard;
-  grpc::Status Authorize(const grpc::ServerContext* context) const;
-  // Runs `work` on a worker and waits for it (RESOURCE_EXHAUSTED with
-  // retry pushback when the queue is full).
-  grpc::Status RunOnWorker(grpc::ServerContext* context, const std::function<grpc::Status()>& work);
+  // Admits a call (UNAVAILABLE while draining, UNAUTHENTICATED without a
+  // valid token): nothing of the request is looked at before this.
+  grpc::Status Admit(const grpc::CallbackServerContext* context);
+  grpc::Status Authorize(const grpc::CallbackServerContext* context) const;
+  void CallEnded();
+  // Admits `call` (else `refuse` finishes it with why), arms its deadline and
+  // queues `work` for a worker (a full queue: `refuse` with
+  // RESOURCE_EXHAUSTED and retry pushback). Nothing of the request but its
+  // size is looked at before it is admitted.
+  void Launch(RpcCall& call, int64_t request_bytes,
+              const std::function<void(grpc::Status)>& refuse, std::function<void()> work);
+  bool Submit(std::function<void()> work);
+  grpc::Status QueueFull(grpc::CallbackServerContext* context) const;
+
 
   ServiceOptions options_;
   Metrics* metrics_;
   ResultCache cache_;
+  std::shared_ptr<JobRunner> runner_;
   WorkerPool pool_;
   std::mutex calls_mutex_;
   std::condition_variable calls_changed_;

@@ -3,6 +3,8 @@
 // SIGTERM or SIGINT (health flips to NOT_SERVING, new calls are refused, work
 // in flight drains for the grace period and is then cancelled).
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +20,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
@@ -26,9 +29,12 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "prometheus/exposer.h"
+#include "absl/strings/match.h"
+#include "service/bearer_token_processor.h"
 #include "service/compile_request.h"
 #include "service/compiler_service.h"
 #include "service/metrics.h"
+#include "service/worker_process.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address (port 0 picks a free port)");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
@@ -51,8 +57,23 @@ ABSL_FLAG(std::string, auth_token_file, "",
           "file of accepted bearer tokens, one per line (health and reflection stay open)");
 ABSL_FLAG(absl::Duration, keepalive_time, absl::Minutes(1),
           "interval of keepalive pings on idle connections");
-ABSL_FLAG(absl::Duration, max_connection_age, absl::ZeroDuration(),
-          "close connections after this age, so clients rebalance (0: never)");
+ABSL_FLAG(absl::Duration, max_connection_age, absl::Minutes(30),
+          "close connections after this age, so clients rebalance (0: never); calls in flight "
+          "get --default-deadline to finish");
+ABSL_FLAG(int, max_concurrent_streams, 16,
+          "calls one connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS)");
+ABSL_FLAG(int64_t, max_compile_bytes, int64_t{4} << 30,
+          "bytes of tensor data one compile may hold (weights, folded constants, interpreter "
+          "buffers): over it, RESOURCE_EXHAUSTED naming the node");
+ABSL_FLAG(std::string, isolate, "thread",
+          "where compiles run: `thread` (kilnd's worker threads) or `process` (one worker "
+          "process per worker thread, with its own rlimits: a crash costs one request)");
+ABSL_FLAG(int64_t, isolate_address_space, 0,
+          "with --isolate=process: each worker process's address-space limit in bytes "
+          "(0: --max-compile-bytes plus 2 GiB)");
+ABSL_FLAG(int, internal_worker_fd, -1, "internal: serve compile jobs on this fd (a worker process)");
+ABSL_FLAG(int64_t, max_fold_steps, int64_t{4'000'000'000},
+          "interpreter steps constant folding may take in one compile (a few ns each)");
 
 namespace {
 
@@ -88,6 +109,25 @@ std::vector<char*> NormalizeFlags(int argc, char** argv, std::vector<std::string
   return out;
 }
 
+// kilnd as a worker process of --isolate=process: its own limits, its own
+// result cache (a share of --cache-bytes), jobs from `fd` until kilnd closes
+// it. It dies with kilnd and leaves signals to kilnd.
+int ServeWorker(int fd, const kiln::service::ServiceOptions& options) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  int64_t address_space = absl::GetFlag(FLAGS_isolate_address_space);
+  if (address_space <= 0) address_space = options.compile_limits.max_bytes + (int64_t{2} << 30);
+  rlimit limit{static_cast<rlim_t>(address_space), static_cast<rlim_t>(address_space)};
+  setrlimit(RLIMIT_AS, &limit);
+  kiln::driver::EnsureBuiltinPassesRegistered();
+  kiln::service::Metrics metrics(kiln::PassRegistry::Global());  // not exported
+  kiln::service::ResultCache cache(options.cache_bytes / std::max(1, options.workers));
+  return kiln::service::ServeWorkerProcess(
+      fd, kiln::service::JobEnvironment{&metrics, &cache, options.compile_limits,
+                                        options.max_event_bytes});
+}
+
 bool ReadFile(const std::string& path, std::string* contents) {
   std::ifstream file(path, std::ios::binary);
   if (!file) return false;
@@ -101,6 +141,14 @@ bool ReadFile(const std::string& path, std::string* contents) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("kilnd [--listen=HOST:PORT] [--metrics-listen=HOST:PORT] [...]");
+  // --help lists kilnd's own flags (absl's default matches only files named
+  // after the program).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view path) {
+    return absl::EndsWith(path, "service/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   std::vector<std::string> storage;
   std::vector<char*> args = NormalizeFlags(argc, argv, &storage);
   absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
@@ -123,6 +171,21 @@ int main(int argc, char** argv) {
   options.max_event_bytes = absl::GetFlag(FLAGS_max_event_bytes);
   options.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
   options.default_deadline = absl::GetFlag(FLAGS_default_deadline);
+  options.compile_limits.max_bytes = absl::GetFlag(FLAGS_max_compile_bytes);
+  options.compile_limits.max_interpreter_steps = absl::GetFlag(FLAGS_max_fold_steps);
+  if (options.compile_limits.max_bytes <= 0 || options.compile_limits.max_interpreter_steps <= 0) {
+    return Fail("--max-compile-bytes and --max-fold-steps must be positive");
+  }
+  // A worker process (--isolate=process) serves jobs and nothing else.
+  if (int fd = absl::GetFlag(FLAGS_internal_worker_fd); fd >= 0) {
+    return ServeWorker(fd, options);
+  }
+  const std::string isolate = absl::GetFlag(FLAGS_isolate);
+  if (isolate != "thread" && isolate != "process") {
+    return Fail("--isolate must be `thread` or `process`");
+  }
+  const int max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  if (max_concurrent_streams <= 0) return Fail("--max-concurrent-streams must be positive");
   const int64_t max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   if (max_request_bytes <= 0 || max_request_bytes > (int64_t{2} << 30) - 1) {
     return Fail("--max-request-bytes must be in [1, 2 GiB)");
@@ -131,25 +194,39 @@ int main(int argc, char** argv) {
     std::string contents;
     if (!ReadFile(path, &contents)) return Fail(absl::StrCat("cannot read --auth-token-file ", path));
     for (absl::string_view line : absl::StrSplit(contents, '\n', absl::SkipWhitespace())) {
-      options.auth_tokens.insert(std::string(absl::StripAsciiWhitespace(line)));
+      options.auth_tokens.Add(std::string(absl::StripAsciiWhitespace(line)));
     }
     if (options.auth_tokens.empty()) return Fail(absl::StrCat(path, " holds no token"));
   }
 
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
-  if (!absl::GetFlag(FLAGS_tls_cert).empty() || !absl::GetFlag(FLAGS_tls_key).empty()) {
-    grpc::SslServerCredentialsOptions tls;
+  const bool tls = !absl::GetFlag(FLAGS_tls_cert).empty() || !absl::GetFlag(FLAGS_tls_key).empty();
+  // A client CA without a server certificate would serve plaintext while
+  // its operator believes clients are verified: refuse to start.
+  if (!absl::GetFlag(FLAGS_tls_client_ca).empty() &&
+      (absl::GetFlag(FLAGS_tls_cert).empty() || absl::GetFlag(FLAGS_tls_key).empty())) {
+    return Fail("--tls-client-ca needs --tls-cert and --tls-key (mTLS is TLS with client "
+                "certificates)");
+  }
+  if (tls && (absl::GetFlag(FLAGS_tls_cert).empty() || absl::GetFlag(FLAGS_tls_key).empty())) {
+    return Fail("--tls-cert and --tls-key go together");
+  }
+  if (tls) {
+    grpc::SslServerCredentialsOptions tls_options;
     grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
     if (!ReadFile(absl::GetFlag(FLAGS_tls_key), &pair.private_key) ||
         !ReadFile(absl::GetFlag(FLAGS_tls_cert), &pair.cert_chain)) {
       return Fail("cannot read --tls-cert or --tls-key");
     }
-    tls.pem_key_cert_pairs.push_back(pair);
+    tls_options.pem_key_cert_pairs.push_back(pair);
     if (std::string ca_path = absl::GetFlag(FLAGS_tls_client_ca); !ca_path.empty()) {
-      if (!ReadFile(ca_path, &tls.pem_root_certs)) return Fail("cannot read --tls-client-ca");
-      tls.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+      if (!ReadFile(ca_path, &tls_options.pem_root_certs)) {
+        return Fail("cannot read --tls-client-ca");
+      }
+      tls_options.client_certificate_request =
+          GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
     }
-    credentials = grpc::SslServerCredentials(tls);
+    credentials = grpc::SslServerCredentials(tls_options);
   }
 
   kiln::driver::EnsureBuiltinPassesRegistered();
@@ -168,6 +245,19 @@ int main(int argc, char** argv) {
                                    ports.empty() ? 0 : ports.front());
   }
 
+  // Under TLS, tokens are checked as the headers arrive, before the body.
+  if (tls && !options.auth_tokens.empty()) {
+    credentials->SetAuthMetadataProcessor(
+        std::make_shared<kiln::service::BearerTokenProcessor>(&options.auth_tokens));
+  }
+  if (isolate == "process") {
+    auto runner = std::make_shared<kiln::service::ProcessIsolatedJobRunner>(
+        std::vector<std::string>(argv, argv + argc), options.workers, &metrics);
+    if (absl::Status started = runner->Start(); !started.ok()) {
+      return Fail(std::string(started.message()));
+    }
+    options.runner = std::move(runner);
+  }
   kiln::service::CompilerService service(options, &metrics);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -190,9 +280,19 @@ int main(int argc, char** argv) {
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
                              static_cast<int>(absl::ToInt64Milliseconds(absl::GetFlag(FLAGS_keepalive_time))));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // Keepalive enforcement: a client may ping at most every 10 s (and
+  // without calls); two pings too early and its connection is closed.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, max_concurrent_streams);
   if (absl::Duration age = absl::GetFlag(FLAGS_max_connection_age); age > absl::ZeroDuration()) {
-    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
-                               static_cast<int>(absl::ToInt64Milliseconds(age)));
+    auto millis = [](absl::Duration d) {
+      return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(d), INT32_MAX));
+    };
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, millis(age));
+    // Calls still running when a connection reaches its age may finish.
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               millis(options.default_deadline + absl::Seconds(30)));
   }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) return Fail(absl::StrCat("cannot listen on ", listen));

@@ -36,16 +36,12 @@ int64_t ResultCache::bytes() const {
 }
 
 int64_t EstimateBytes(const driver::CompileResult& result, int64_t model_bytes) {
-  // The model's weights appear about twice (imported and folded constants);
-  // the rest is IR, a few hundred bytes per node.
-  int64_t bytes = 2 * model_bytes + 64 * 1024;
+  // Every constant the compile made (the imported module's, folded ones) was
+  // charged to its budget: the peak bounds what the kept modules hold. The
+  // request's own bytes, and a few hundred bytes of IR per node, come on top.
+  int64_t bytes = result.peak_bytes + model_bytes + 64 * 1024;
   if (result.lowered) {
     bytes += static_cast<int64_t>(result.lowered->kernels.size()) * 16 * 1024;
-    // Folded constants can dwarf the model (a few bytes of ConstantOfShape
-    // fold into megabytes): count what the lowered module holds.
-    for (const auto& [buffer, data] : result.lowered->constants) {
-      bytes += static_cast<int64_t>(data->bytes.size());
-    }
   }
   return bytes;
 }

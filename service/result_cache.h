@@ -48,8 +48,9 @@ class ResultCache {
   int64_t bytes_ = 0;
 };
 
-// Bytes an entry holds, roughly: the model twice (imported and optimized),
-// the lowered module's constants, and an allowance per kernel for the IR.
+// Bytes an entry holds, roughly: every tensor the compile materialized (its
+// budget's peak: imported and folded constants), the request's bytes, and an
+// allowance per kernel for the IR.
 int64_t EstimateBytes(const driver::CompileResult& result, int64_t model_bytes);
 
 }  // namespace kiln::service

@@ -17,6 +17,7 @@
 #include "engine/lower/lower_module.h"
 #include "engine/pass/instrument.h"
 #include "engine/pass/pass_diagnostic.h"
+#include "engine/support/compile_budget.h"
 
 namespace kiln::driver {
 
@@ -45,9 +46,13 @@ struct CompileOptions {
   // When set, lowering produces only the kernels it accepts and no main
   // (LowerOptions::only_kernels; the loop pipeline is then skipped).
   std::function<bool(const lower::KernelCandidate&)> lower_only_kernels;
-  // Polled before every pass and before lowering; true stops the compile
+  // Polled by every stage (between ONNX nodes, before every pass, during
+  // constant folding, between kernels of lowering); true stops the compile
   // with Cancelled (a client that went away, an expired deadline). May be empty.
   std::function<bool()> is_cancelled;
+  // What the compile may spend (bytes of tensor data, interpreter steps);
+  // over it: ResourceExhausted naming the node.
+  CompileLimits limits;
 };
 
 struct CompileResult {
@@ -56,6 +61,8 @@ struct CompileResult {
   std::optional<lower::LoweredModule> lowered;  // when options.lower
   // Notes and warnings the passes reported, in order.
   std::vector<PassDiagnostic> diagnostics;
+  // The most bytes of tensor data the compile held at once (its budget's peak).
+  int64_t peak_bytes = 0;
 };
 
 // A failed compile: which stage failed and why (the status names the node,
@@ -70,6 +77,13 @@ struct CompileFailure {
 absl::StatusOr<CompileResult> CompileOnnx(std::string_view model_bytes,
                                           const CompileOptions& options,
                                           CompileFailure* failure = nullptr);
+
+// Graph IR text (docs/graph-text-format.md), held to the limits ONNX models
+// are: the parser's nesting bound, kMaxTensorRank, and the importer's
+// element limit on every parameter (options.import.max_tensor_elements).
+absl::StatusOr<CompileResult> CompileGraphText(std::string_view text,
+                                               const CompileOptions& options,
+                                               CompileFailure* failure = nullptr);
 
 // The same from an already imported (or parsed) graph module.
 absl::StatusOr<CompileResult> CompileModule(IRModule module, const CompileOptions& options,

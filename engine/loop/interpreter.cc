@@ -21,8 +21,16 @@ namespace interp {
 
 ExecState::ExecState(const InterpreterOptions& options) : options_(options) {
   next_check_ = options_.max_steps;
-  if (options_.is_cancelled) {
+  if (PollsPeriodically()) {
     next_check_ = std::min(next_check_, std::max<int64_t>(1, options_.cancellation_check_interval));
+  }
+  // The first step checks the compile's budget: earlier runs may have spent it.
+  if (options_.budget != nullptr) next_check_ = 0;
+}
+
+ExecState::~ExecState() {
+  if (options_.budget != nullptr) {
+    (void)options_.budget->ChargeSteps(steps_ - steps_charged_to_budget_);
   }
 }
 
@@ -45,12 +53,21 @@ bool ExecState::CheckLimits() {
         "InterpreterOptions::max_steps to run longer programs)")));
     return false;
   }
-  if (options_.is_cancelled && options_.is_cancelled()) {
+  if ((options_.is_cancelled && options_.is_cancelled()) ||
+      (options_.budget != nullptr && options_.budget->cancelled())) {
     Fail(absl::CancelledError("the interpreter run was cancelled"));
     return false;
   }
+  if (options_.budget != nullptr) {
+    absl::Status charged = options_.budget->ChargeSteps(steps_ - steps_charged_to_budget_);
+    steps_charged_to_budget_ = steps_;
+    if (!charged.ok()) {
+      Fail(std::move(charged));
+      return false;
+    }
+  }
   next_check_ = options_.max_steps;
-  if (options_.is_cancelled) {
+  if (PollsPeriodically()) {
     int64_t interval = std::max<int64_t>(1, options_.cancellation_check_interval);
     if (steps_ < next_check_ - interval) next_check_ = steps_ + interval;
   }
@@ -64,6 +81,13 @@ bool ExecState::ReserveAllocation(int64_t bytes, const std::string& what) {
         options_.max_allocation_bytes, " bytes (", live_allocation_bytes_,
         " bytes already allocated)")));
     return false;
+  }
+  if (options_.budget != nullptr) {
+    absl::Status charged = options_.budget->Charge(bytes, absl::StrCat("allocation '", what, "'"));
+    if (!charged.ok()) {
+      Fail(std::move(charged));
+      return false;
+    }
   }
   live_allocation_bytes_ += bytes;
   return true;

@@ -31,6 +31,7 @@
 #include "engine/ir/tensor_data.h"
 #include "engine/loop/host_tensor.h"
 #include "engine/loop/prim_func.h"
+#include "engine/support/compile_budget.h"
 
 namespace kiln::loop {
 
@@ -47,6 +48,9 @@ struct InterpreterOptions {
   // stops the run with Cancelled. May be empty.
   std::function<bool()> is_cancelled;
   int64_t cancellation_check_interval = int64_t{1} << 16;
+  // The compile this run belongs to (constant folding), or null: its steps
+  // and Allocate bytes are charged to it too, and its cancellation polled.
+  CompileBudget* budget = nullptr;
 };
 
 // Runs `func` with `args[i]` as the storage of `func->params[i]`. Each

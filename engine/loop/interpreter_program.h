@@ -34,6 +34,7 @@ struct StorageView {
 class ExecState {
  public:
   explicit ExecState(const InterpreterOptions& options);
+  ~ExecState();
 
   // Counts `cost` steps; false (with the error recorded) once the budget is
   // spent or the run is cancelled.
@@ -48,7 +49,10 @@ class ExecState {
 
   // Reserves `bytes` of Allocate storage against the memory limit.
   bool ReserveAllocation(int64_t bytes, const std::string& what);
-  void ReleaseAllocation(int64_t bytes) { live_allocation_bytes_ -= bytes; }
+  void ReleaseAllocation(int64_t bytes) {
+    live_allocation_bytes_ -= bytes;
+    if (options_.budget != nullptr) options_.budget->Release(bytes);
+  }
 
   // The function running now (named in error messages); returns the caller's.
   const std::string* EnterFunction(const std::string* name) {
@@ -58,11 +62,15 @@ class ExecState {
 
  private:
   bool CheckLimits();
+  bool PollsPeriodically() const {
+    return options_.is_cancelled || options_.budget != nullptr;
+  }
 
   const InterpreterOptions& options_;
   int64_t steps_ = 0;
   int64_t next_check_ = 0;
   int64_t live_allocation_bytes_ = 0;
+  int64_t steps_charged_to_budget_ = 0;
   bool failed_ = false;
   absl::Status error_;
   const std::string* function_ = nullptr;

@@ -365,6 +365,10 @@ class MainLowering {
       kernel_of_function_[func.get()] = static_cast<int>(kernels_.size()) - 1;
       return static_cast<int>(kernels_.size()) - 1;
     }
+    if (options_.budget != nullptr) {
+      KILN_RETURN_IF_ERROR(
+          options_.budget->CheckCancelled(absl::StrCat("before lowering kernel ", name)));
+    }
     KILN_ASSIGN_OR_RETURN(LoweredPrimitive lowered,
                           LowerPrimitive(*func, name, options_.keep_schedule_record));
     entry.info.schedule = std::move(lowered.schedule);

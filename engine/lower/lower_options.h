@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/ir/span.h"
+#include "engine/support/compile_budget.h"
 
 namespace kiln {
 class PassContext;
@@ -36,6 +37,9 @@ struct LowerOptions {
   // Every value placed in the workspace starts at a multiple of this many
   // bytes (cache-line alignment keeps vector loads aligned).
   int64_t workspace_alignment_bytes = 64;
+  // The compile's budget (not owned; may be null): its cancellation is
+  // polled before every kernel is lowered.
+  CompileBudget* budget = nullptr;
 };
 
 // The options a PassContext's config asks for (te.keep_schedule_record).

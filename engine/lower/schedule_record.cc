@@ -46,6 +46,10 @@ absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(
                           te::VerifyScheduleRecord(kernel.schedule, kernel.schedule_params, seed,
                                                    interpreter));
   }
+  if (interpreter.is_cancelled && interpreter.is_cancelled()) {
+    return absl::CancelledError(
+        absl::StrCat("expanding the schedule record of ", kernel.name, " was cancelled"));
+  }
   KILN_ASSIGN_OR_RETURN(
       std::vector<loop::PrimFunc> loop_ir,
       te::LowerScheduleRecord(kernel.schedule, kernel.schedule_params, kernel.name));

@@ -8,6 +8,7 @@
 
 #include "engine/parser/diagnostic.h"
 #include "engine/parser/parser_impl.h"
+#include "engine/support/request_limits.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::parser_internal {
@@ -176,6 +177,10 @@ absl::Status Parser::ParseDims(std::vector<Dim>* dims) {
   KILN_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'(' to open the shape"));
   while (!Check(TokenKind::kRParen)) {
     const Token& token = Peek();
+    if (dims->size() >= static_cast<size_t>(kMaxTensorRank)) {
+      return ErrorAt(Offset(token), MessageCat("a tensor type has more than the limit of ",
+                                               kMaxTensorRank, " dimensions"));
+    }
     if (token.kind == TokenKind::kQuestion) {
       dims->push_back(Dim::Symbolic());
     } else if (token.kind == TokenKind::kIdent) {

@@ -33,6 +33,12 @@ absl::StatusOr<IRModule> PassNode::operator()(const IRModule& module) const {
 absl::StatusOr<IRModule> PassNode::RunInstrumented(const IRModule& module, PassContext& context,
                                                    bool required, bool* ran) const {
   if (ran != nullptr) *ran = false;
+  // Cancellation is not an instrument: no pipeline or override can drop it.
+  if (context.budget() != nullptr && !is_sequential()) {
+    absl::Status cancelled =
+        context.budget()->CheckCancelled(absl::StrCat("before pass ", info_.name));
+    if (!cancelled.ok()) return cancelled;
+  }
   PassInvocation invocation{*this, context.depth_, required};
   absl::StatusOr<bool> should_run = context.InstrumentBeforePass(module, invocation);
   if (!should_run.ok()) return should_run.status();

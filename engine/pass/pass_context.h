@@ -40,6 +40,7 @@
 #include "engine/pass/pass_diagnostic.h"
 #include "engine/pass/pass.h"
 #include "engine/support/check.h"
+#include "engine/support/compile_budget.h"
 
 namespace kiln {
 
@@ -109,6 +110,13 @@ class PassContext {
   const PassConfigRegistry& config_registry() const;
   void set_config_registry(const PassConfigRegistry* registry) { config_registry_ = registry; }
 
+  // The compile's budget (bytes, interpreter steps, cancellation), shared by
+  // copies of the context; null: unlimited. Every pass is refused once it
+  // says the compile is cancelled, and passes that materialize tensors
+  // (FoldConstant) charge it before allocating.
+  CompileBudget* budget() const { return budget_.get(); }
+  void set_budget(std::shared_ptr<CompileBudget> budget) { budget_ = std::move(budget); }
+
   // How many passes are running under this context right now (nesting).
   int depth() const { return depth_; }
 
@@ -152,6 +160,7 @@ class PassContext {
   std::vector<std::shared_ptr<PassInstrument>> instruments_;
   const PassRegistry* pass_registry_ = nullptr;
   const PassConfigRegistry* config_registry_ = nullptr;
+  std::shared_ptr<CompileBudget> budget_;
   int depth_ = 0;
   std::vector<std::string> running_passes_;  // innermost last
   std::vector<PassDiagnostic> diagnostics_;

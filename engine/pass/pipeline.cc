@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/parser/diagnostic.h"
+#include "engine/support/request_limits.h"
 
 namespace kiln {
 namespace {
@@ -51,23 +53,10 @@ class PipelineParser {
     return true;
   }
 
-  // `pipeline:LINE:COL: error: MESSAGE`, then the line and a caret under the
-  // column, like the IR parser's errors.
+  // `pipeline:LINE:COL: error: MESSAGE`, then the line (a window of it when
+  // long) and a caret under the column, as the IR parser's errors read.
   absl::Status Error(size_t offset, std::string_view message) const {
-    offset = std::min(offset, text_.size());
-    size_t line_start = 0;
-    if (offset > 0) {
-      size_t newline = text_.rfind('\n', offset - 1);
-      if (newline != std::string_view::npos) line_start = newline + 1;
-    }
-    size_t line_end = text_.find('\n', offset);
-    if (line_end == std::string_view::npos) line_end = text_.size();
-    size_t line = 1 + std::count(text_.begin(), text_.begin() + line_start, '\n');
-    size_t column = 1 + offset - line_start;
-    return absl::InvalidArgumentError(
-        absl::StrCat("pipeline:", line, ":", column, ": error: ", std::string(message), "\n",
-                     std::string(text_.substr(line_start, line_end - line_start)), "\n",
-                     std::string(column - 1, ' '), "^"));
+    return MakeParseError("pipeline", text_, offset, message);
   }
 
   absl::StatusOr<std::vector<Pass>> ParseList(bool nested) {
@@ -101,8 +90,15 @@ class PipelineParser {
     if (!name.ok()) return name.status();
 
     if (*name == kSequentialKeyword && Peek('(')) {
+      // The parser recurses once per level, and so does running the result.
+      if (nesting_ >= kMaxPipelineNesting) {
+        return Error(name_offset, absl::StrCat("Sequential(...) nests deeper than the limit of ",
+                                               kMaxPipelineNesting, " levels"));
+      }
       ++pos_;
+      ++nesting_;
       absl::StatusOr<std::vector<Pass>> passes = ParseList(/*nested=*/true);
+      --nesting_;
       if (!passes.ok()) return passes.status();
       if (!Consume(')')) return Error(pos_, "expected ',' or ')' after a pass in Sequential(...)");
       return Sequential(*std::move(passes));
@@ -186,6 +182,7 @@ class PipelineParser {
   std::string_view text_;
   const PassRegistry& registry_;
   size_t pos_ = 0;
+  int nesting_ = 0;
 };
 
 void PrintEntry(const Pass& pass, std::string* out);

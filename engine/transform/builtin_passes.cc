@@ -2,6 +2,7 @@
 // engine/pass/pass_registry.h). Each pass's name, opt level and required
 // passes are defined once, in its own factory; this table adds the summary
 // that --list-passes shows. Add a pass here and nowhere else.
+#include "absl/strings/str_cat.h"
 #include "engine/pass/pass_registry.h"
 #include "engine/transform/canonicalize_ops.h"
 #include "engine/transform/dead_code_elimination.h"
@@ -66,8 +67,14 @@ void RegisterBuiltinPasses(PassRegistry& registry) {
        {"max_fuse_depth", ConfigType::kInt, ConfigValue(transform::kDefaultMaxFuseDepth),
         "the largest number of nodes one fused function may hold"}},
       [](const PassOptions& options) -> absl::StatusOr<Pass> {
-        return transform::FuseOps(options.Get<int64_t>("fuse_opt_level"),
-                                  options.Get<int64_t>("max_fuse_depth"));
+        // A fused function inlines every stage into one loop-IR expression,
+        // which the loop passes walk recursively: its depth is bounded here.
+        const int64_t depth = options.Get<int64_t>("max_fuse_depth");
+        if (depth > transform::kDefaultMaxFuseDepth) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "max_fuse_depth must be at most ", transform::kDefaultMaxFuseDepth, ", got ", depth));
+        }
+        return transform::FuseOps(options.Get<int64_t>("fuse_opt_level"), depth);
       }});
   KILN_CHECK(status.ok()) << status.message();
 

@@ -2,9 +2,11 @@
 // one-op PrimFunc (compute definition + an empty schedule) and interpreted.
 #include "engine/transform/fold_constant.h"
 
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "engine/ir/expr_mutator.h"
 #include "engine/loop/interpreter.h"
 #include "engine/loop/transform/flatten_buffer.h"
@@ -30,10 +32,39 @@ bool StaticShape(const Type& type, std::vector<int64_t>* shape, DataType* dtype)
   return true;
 }
 
+// Saturates instead of overflowing: types from graph text may be huge.
 int64_t NumElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
+  }
   return n;
+}
+
+// shape_of / size of a statically shaped argument, computed from its type:
+// the argument's data is never read, so none is made (a parameter may be
+// 32 GiB). Null when the result type is not one this writes.
+Expr FoldShapeQuery(const CallNode& call, const std::vector<int64_t>& shape) {
+  const auto* type = call.checked_type.as<TensorTypeNode>();
+  if (type == nullptr) return Expr();
+  const bool is_size = call.op.as<OpNode>()->name == "size";
+  std::vector<int64_t> values = is_size ? std::vector<int64_t>{NumElements(shape)} : shape;
+  std::vector<int64_t> result_shape;
+  if (!is_size) result_shape.push_back(static_cast<int64_t>(shape.size()));
+  std::string bytes;
+  if (type->dtype == DataType::kInt64) {
+    bytes.assign(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+  } else if (type->dtype == DataType::kInt32) {
+    for (int64_t v : values) {
+      int32_t narrow = static_cast<int32_t>(v);
+      bytes.append(reinterpret_cast<const char*>(&narrow), sizeof(narrow));
+    }
+  } else {
+    return Expr();
+  }
+  Expr constant =
+      MakeConstant(MakeTensorData(type->dtype, std::move(result_shape), std::move(bytes)), call.span);
+  return WithCheckedType(constant, call.checked_type);
 }
 
 // The constants an argument stands for (a tuple argument gives one per
@@ -84,6 +115,10 @@ class ConstantFolder final : public PostOrderRewriter {
 
   Expr Rewrite_(const CallNode* pre, const Expr& post) override {
     if (!status_.ok()) return post;
+    if (context_.budget() != nullptr) {
+      status_ = context_.budget()->CheckCancelled("while folding constants");
+      if (!status_.ok()) return post;
+    }
     const auto* call = post.as<CallNode>();
     const auto* op = call->op.as<OpNode>();
     if (op == nullptr || call->args.empty()) return post;
@@ -91,19 +126,16 @@ class ConstantFolder final : public PostOrderRewriter {
     if (entry == nullptr || entry->stateful || !entry->compute) return post;
     if (op->name == "on_device" || op->name == "device_copy") return post;
 
-    std::vector<TensorData> inputs;
-    bool shape_only = op->name == "shape_of" || op->name == "size";
-    if (shape_only) {
-      // Only the argument's static shape matters: evaluate on zeros.
+    if (op->name == "shape_of" || op->name == "size") {
       std::vector<int64_t> shape;
       DataType dtype;
       if (!StaticShape(call->args[0]->checked_type, &shape, &dtype)) return post;
-      inputs.push_back(MakeTensorData(
-          dtype, shape, std::string(NumElements(shape) * DataTypeBytes(dtype), '\0')));
-    } else {
-      for (const Expr& arg : call->args) {
-        if (!CollectConstants(arg, &inputs)) return post;
-      }
+      Expr folded = FoldShapeQuery(*call, shape);
+      return folded.defined() ? folded : post;
+    }
+    std::vector<TensorData> inputs;
+    for (const Expr& arg : call->args) {
+      if (!CollectConstants(arg, &inputs)) return post;
     }
     absl::StatusOr<Expr> folded = Evaluate(*entry, *call, inputs);
     if (!folded.ok()) {
@@ -194,11 +226,23 @@ class ConstantFolder final : public PostOrderRewriter {
     std::vector<loop::HostTensor> values;
     values.reserve(outputs.size());
     for (const te::Tensor& output : outputs) {
+      if (CompileBudget* budget = context_.budget()) {
+        KILN_RETURN_IF_ERROR(budget->Charge(
+            NumElements(output.shape()) * DataTypeBytes(output.dtype()),
+            absl::StrCat("layer '", absl::StrJoin(SpanSourceNames(call.span), ", "), "': folding ",
+                         entry.name)));
+      }
       values.push_back(loop::HostTensor::Zeros(output.dtype(), output.shape()));
     }
     std::vector<loop::HostTensor*> value_ptrs;
     for (loop::HostTensor& value : values) value_ptrs.push_back(&value);
-    KILN_RETURN_IF_ERROR(loop::RunPrimFuncOnConstants(func, inputs, value_ptrs));
+    loop::InterpreterOptions interpreter;
+    if (CompileBudget* budget = context_.budget()) {
+      // The compile's step budget governs, not the interpreter's per-run one.
+      interpreter.budget = budget;
+      interpreter.max_steps = std::numeric_limits<int64_t>::max();
+    }
+    KILN_RETURN_IF_ERROR(loop::RunPrimFuncOnConstants(func, inputs, value_ptrs, interpreter));
 
     std::vector<Expr> results;
     for (size_t i = 0; i < outputs.size(); ++i) {

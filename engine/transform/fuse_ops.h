@@ -10,6 +10,7 @@
 namespace kiln::transform {
 
 // The largest number of nodes one fused function may hold by default.
+// Also the largest allowed: fused expressions nest this deep in loop IR.
 inline constexpr int64_t kDefaultMaxFuseDepth = 256;
 
 // Builds the dataflow graph of each function (post-order, iteratively), its

@@ -9,6 +9,7 @@
 
 #include "engine/ir/expr_mutator.h"
 #include "engine/ir/expr_visitor.h"
+#include "engine/support/request_limits.h"
 #include "engine/transform/si_builder.h"
 
 namespace kiln::transform {
@@ -68,6 +69,9 @@ class Inliner {
     if (func->kind() != ObjectKind::kFunction) return func;
     auto done = expanded_.find(name->name_hint);
     if (done != expanded_.end()) return done->second;
+    // Each level of a chain of inlined functions is a level of recursion
+    // here: past the limit, calls are left as calls.
+    if (in_progress_.size() >= static_cast<size_t>(kMaxInlineNesting)) return func;
     in_progress_.insert(name->name_hint);
     CallExpander expander(this);
     BaseFunc result = Downcast<BaseFuncNode>(expander.VisitExpr(func));

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -18,8 +20,23 @@
 #include <gtest/gtest.h>
 
 namespace kiln::testing {
+namespace {
 
-std::unique_ptr<KilndProcess> KilndProcess::Start(std::vector<std::string> flags) {
+// In a forked child: becomes kilnd with `flags`.
+[[noreturn]] void ExecKilnd(std::vector<std::string> flags) {
+  std::vector<char*> argv;
+  std::string binary = KILND_PATH;
+  argv.push_back(binary.data());
+  for (std::string& flag : flags) argv.push_back(flag.data());
+  argv.push_back(nullptr);
+  execv(binary.c_str(), argv.data());
+  _exit(127);
+}
+
+}  // namespace
+
+std::unique_ptr<KilndProcess> KilndProcess::Start(std::vector<std::string> flags,
+                                                  int64_t address_space_bytes) {
   auto has = [&](const std::string& prefix) {
     for (const std::string& flag : flags) {
       if (flag.rfind(prefix, 0) == 0) return true;
@@ -39,16 +56,15 @@ std::unique_ptr<KilndProcess> KilndProcess::Start(std::vector<std::string> flags
   }
   pid_t pid = fork();
   if (pid == 0) {
+    if (address_space_bytes > 0) {
+      rlimit limit{static_cast<rlim_t>(address_space_bytes),
+                   static_cast<rlim_t>(address_space_bytes)};
+      setrlimit(RLIMIT_AS, &limit);
+    }
     dup2(out[1], STDOUT_FILENO);
     dup2(log_fd, STDERR_FILENO);
     close(out[0]);
-    std::vector<char*> argv;
-    std::string binary = KILND_PATH;
-    argv.push_back(binary.data());
-    for (std::string& flag : flags) argv.push_back(flag.data());
-    argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
-    _exit(127);
+    ExecKilnd(std::move(flags));
   }
   close(out[1]);
   close(log_fd);
@@ -96,6 +112,70 @@ int KilndProcess::Stop(int timeout_seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return -1;
+}
+
+int64_t KilndProcess::PeakRssBytes() const {
+  std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;
+  }
+  return -1;
+}
+
+std::vector<pid_t> KilndProcess::Children() const {
+  // Each thread lists the children it started itself.
+  std::vector<pid_t> children;
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator(
+           "/proc/" + std::to_string(pid_) + "/task", error)) {
+    std::ifstream file(task.path() / "children");
+    pid_t child;
+    while (file >> child) children.push_back(child);
+  }
+  return children;
+}
+
+bool KilndProcess::Running() const {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  return waitpid(pid_, &status, WNOHANG) == 0;
+}
+
+KilndExit RunKilndUntilExit(std::vector<std::string> flags) {
+  KilndExit result;
+  char log_template[] = "/tmp/kilnd-test-exit-XXXXXX";
+  int log_fd = mkstemp(log_template);
+  if (log_fd < 0) return result;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(log_fd, STDERR_FILENO);
+    dup2(log_fd, STDOUT_FILENO);
+    ExecKilnd(std::move(flags));
+  }
+  close(log_fd);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  int status = 0;
+  bool exited = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!exited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  } else if (WIFEXITED(status)) {
+    result.status = WEXITSTATUS(status);
+  }
+  std::ifstream file(log_template);
+  std::stringstream text;
+  text << file.rdbuf();
+  result.stderr_text = text.str();
+  unlink(log_template);
+  return result;
 }
 
 std::string KilndProcess::Log() const {

@@ -456,7 +456,7 @@ TEST(KilndTest, CancellingATraceFreesTheWorkerAtTheNextPass) {
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
   // The figure is 200 ms; the bound here leaves room for a loaded CI machine.
   EXPECT_GE(freed_ms, 0);
-  EXPECT_LT(freed_ms, 1000);
+  EXPECT_LT(freed_ms, 5000);
   std::printf("worker freed %.1f ms after the cancel\n", freed_ms);
   // The worker is free for the next call.
   v1::CompileResponse response;
@@ -501,15 +501,22 @@ TEST(KilndTest, AReaderThatStopsReadingIsCutOffAtTheDefaultDeadline) {
 }
 
 TEST(KilndTest, AnExpiredDeadlineStopsTheCompile) {
-  auto kilnd = KilndProcess::Start({"--workers=1"});
+  // A request of a few hundred bytes (it reaches kilnd long before its
+  // deadline on any machine) whose compile cannot finish in time on any
+  // machine: folding a 2048x2048 MatMul is 8.6e9 multiply-adds in the
+  // interpreter. The deadline must stop it inside FoldConstant.
+  auto kilnd = KilndProcess::Start({"--workers=1", "--max-fold-steps=1000000000000"});
   ASSERT_NE(kilnd, nullptr);
   auto stub = v1::Compiler::NewStub(kilnd->Channel());
+  v1::CompileRequest request;
+  request.set_onnx(SlowFoldingModel(2048));
+  request.set_name("slow");
   v1::CompileResponse response;
-  grpc::Status status = stub->Compile(Context(300).get(), ResNetRequest(200), &response);
+  grpc::Status status = stub->Compile(Context(3000).get(), request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
   // The server saw it too, and gave the worker back.
   std::string metrics;
-  for (int i = 0; i < 1000; ++i) {  // up to 10 s: the compile stops at its next pass
+  for (int i = 0; i < 3000; ++i) {  // up to 30 s: the fold polls its deadline
     metrics = Metrics(*kilnd);
     if (MetricValue(metrics, "kiln_workers_busy") == 0 &&
         MetricValue(metrics, "kiln_compile_duration_seconds_count{status=\"DEADLINE_EXCEEDED\"}") == 1) {
@@ -644,6 +651,39 @@ TEST(KilndTest, TlsAndMutualTls) {
               grpc::StatusCode::OK);
     EXPECT_EQ(kilnd->Stop(), 0);
   }
+  std::filesystem::remove_all(certs.dir);
+}
+
+TEST(KilndTest, UnderTlsATokenlessCallIsRefusedBeforeItsBodyIsHandled) {
+  Certificates certs = MakeCertificates();
+  std::ofstream(certs.dir / "tokens") << "tls-token\n";
+  auto kilnd = KilndProcess::Start({"--tls-cert=" + (certs.dir / "server.pem").string(),
+                                    "--tls-key=" + (certs.dir / "server.key").string(),
+                                    "--auth-token-file=" + (certs.dir / "tokens").string()});
+  ASSERT_NE(kilnd, nullptr);
+  grpc::SslCredentialsOptions trusting;
+  trusting.pem_root_certs = certs.Read("ca.pem");
+  grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(512 << 20);
+  auto channel =
+      grpc::CreateCustomChannel(kilnd->address(), grpc::SslCredentials(trusting), args);
+  auto stub = v1::Compiler::NewStub(channel);
+  v1::CompileRequest big = SmallRequest();
+  big.set_onnx(std::string(64 << 20, 'x'));
+  v1::CompileResponse response;
+  grpc::Status status = stub->Compile(Context().get(), big, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  // gRPC's AuthMetadataProcessor refused it from its headers: the service
+  // never saw the call (no log line, no request counted).
+  EXPECT_EQ(kilnd->Log().find("\"rpc\":\"Compile\""), std::string::npos) << kilnd->Log();
+  EXPECT_EQ(MetricValue(Metrics(*kilnd), "kiln_requests_total{code=\"UNAUTHENTICATED\",rpc=\"Compile\"}"),
+            0);
+  EXPECT_EQ(HealthStatus(channel, "kiln.v1.Compiler"), 1);  // health needs no token
+  grpc::ClientContext with_token;
+  with_token.AddMetadata("authorization", "Bearer tls-token");
+  status = stub->Compile(&with_token, SmallRequest(), &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(kilnd->Stop(), 0);
   std::filesystem::remove_all(certs.dir);
 }
 

@@ -83,4 +83,97 @@ std::string UnsupportedOpModel() {
 
 std::string ShapeMismatchModel() { return SmallModelProto(1.0f, 5).SerializeAsString(); }
 
+namespace {
+
+onnx::ModelProto EmptyModel() {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  model.mutable_graph()->set_name("attack");
+  return model;
+}
+
+void AddInt64Initializer(onnx::GraphProto* graph, const std::string& name,
+                         std::vector<int64_t> dims, std::vector<int64_t> values) {
+  onnx::TensorProto* tensor = graph->add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) tensor->add_dims(d);
+  for (int64_t v : values) tensor->add_int64_data(v);
+}
+
+// ConstantOfShape(`shape`) with float value 1: the node "fill" -> `output`.
+void AddFill(onnx::GraphProto* graph, std::vector<int64_t> shape, const std::string& output) {
+  AddInt64Initializer(graph, "shape", {static_cast<int64_t>(shape.size())}, shape);
+  onnx::NodeProto* fill = AddNode(graph, "ConstantOfShape", "fill", {"shape"}, output);
+  onnx::AttributeProto* value = fill->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_float_data(1.0f);
+}
+
+void AddReduceMax(onnx::GraphProto* graph, const std::string& input, int elem_type) {
+  onnx::NodeProto* max = AddNode(graph, "ReduceMax", "max", {input}, "output");
+  onnx::AttributeProto* keepdims = max->add_attribute();
+  keepdims->set_name("keepdims");
+  keepdims->set_type(onnx::AttributeProto::INT);
+  keepdims->set_i(0);
+  onnx::ValueInfoProto* out = graph->add_output();
+  out->set_name("output");
+  out->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type);
+}
+
+}  // namespace
+
+std::string ConstantOfShapeModel(int64_t elements) {
+  onnx::ModelProto model = EmptyModel();
+  AddFill(model.mutable_graph(), {elements}, "filled");
+  AddReduceMax(model.mutable_graph(), "filled", onnx::TensorProto::FLOAT);
+  return model.SerializeAsString();
+}
+
+std::string RangeModel(int64_t limit) {
+  onnx::ModelProto model = EmptyModel();
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddInt64Initializer(graph, "start", {}, {0});
+  AddInt64Initializer(graph, "limit", {}, {limit});
+  AddInt64Initializer(graph, "delta", {}, {1});
+  AddNode(graph, "Range", "range", {"start", "limit", "delta"}, "values");
+  AddReduceMax(graph, "values", onnx::TensorProto::INT64);
+  return model.SerializeAsString();
+}
+
+std::string HighRankInputModel(int rank) {
+  onnx::ModelProto model = EmptyModel();
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInfo(graph->mutable_input(), "input", std::vector<int64_t>(rank, 1));
+  AddNode(graph, "Relu", "relu", {"input"}, "output");
+  AddTensorInfo(graph->mutable_output(), "output", std::vector<int64_t>(rank, 1));
+  return model.SerializeAsString();
+}
+
+std::string RepeatedFoldingModel(int64_t elements, int adds) {
+  onnx::ModelProto model = EmptyModel();
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddFill(graph, {elements}, "v0");
+  for (int k = 1; k <= adds; ++k) {
+    std::string previous = "v" + std::to_string(k - 1);
+    AddNode(graph, "Add", "add_" + std::to_string(k), {previous, previous},
+            k == adds ? "output" : "v" + std::to_string(k));
+  }
+  AddTensorInfo(graph->mutable_output(), "output", {elements});
+  return model.SerializeAsString();
+}
+
+std::string SlowFoldingModel(int64_t n) {
+  onnx::ModelProto model = EmptyModel();
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddFill(graph, {n, n}, "filled");
+  AddNode(graph, "MatMul", "square", {"filled", "filled"}, "output");
+  AddTensorInfo(graph->mutable_output(), "output", {n, n});
+  return model.SerializeAsString();
+}
+
 }  // namespace kiln::testing

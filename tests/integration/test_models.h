@@ -3,6 +3,7 @@
 // model of the benchmarks for work that must take a while, and broken ones.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace kiln::testing {
@@ -16,5 +17,19 @@ std::string ResNet50Model();
 std::string UnsupportedOpModel();
 // Conv whose weight has 5 input channels for a 3-channel input.
 std::string ShapeMismatchModel();
+
+// Models an attacker would send: a few hundred bytes each.
+// ConstantOfShape([elements]) of float 1 "fill" -> ReduceMax "max" -> output.
+std::string ConstantOfShapeModel(int64_t elements);
+// Range(0, limit, 1) of int64 "range" -> ReduceMax "max" -> output.
+std::string RangeModel(int64_t limit);
+// A float input of `rank` dimensions, all 1 -> Relu -> output.
+std::string HighRankInputModel(int rank);
+// ConstantOfShape([elements]) float "fill", then `adds` Add nodes "add_K"
+// each adding the previous result to itself: FoldConstant folds every one.
+std::string RepeatedFoldingModel(int64_t elements, int adds);
+// ConstantOfShape([n, n]) "fill" -> MatMul "square" (fill x fill) -> output:
+// folding it takes n^3 multiply-adds in the interpreter (seconds for n=2048).
+std::string SlowFoldingModel(int64_t n);
 
 }  // namespace kiln::testing

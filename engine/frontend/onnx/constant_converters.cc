@@ -95,6 +95,9 @@ absl::StatusOr<std::vector<Expr>> ConvertConstantOfShape(ConvertContext& ctx) {
           absl::StrCat("attribute 'value' must hold one element, got ", value->NumElements()));
     }
   }
+  KILN_RETURN_IF_ERROR(ctx.ChargeBytes(
+      count * static_cast<int64_t>(value->bytes.size()),
+      absl::StrCat("the filled tensor of shape (", absl::StrJoin(shape, ", "), ")")));
   std::string bytes;
   bytes.reserve(value->bytes.size() * count);
   for (int64_t i = 0; i < count; ++i) bytes += value->bytes;
@@ -163,6 +166,9 @@ absl::StatusOr<TensorData> RangeData(const ConvertContext& ctx, DataType dtype, 
                                   ctx.options().max_tensor_elements, " elements"));
   }
   int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
+  // Twice: the values, then their bytes in the constant.
+  KILN_RETURN_IF_ERROR(ctx.ChargeBytes(2 * n * static_cast<int64_t>(sizeof(T)),
+                                       absl::StrCat("the range of ", n, " elements")));
   std::vector<T> values(n);
   for (int64_t i = 0; i < n; ++i) values[i] = static_cast<T>(start + i * delta);
   return VectorData(dtype, values);

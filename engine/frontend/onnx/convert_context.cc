@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/op/op_registry.h"
 #include "engine/op/type_inference.h"
+#include "engine/support/request_limits.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::onnx_frontend {
@@ -18,6 +19,11 @@ std::string ConvertContext::Describe() const {
 
 absl::Status ConvertContext::Error(absl::string_view message) const {
   return absl::InvalidArgumentError(absl::StrCat(Describe(), ": ", std::string(message)));
+}
+
+absl::Status ConvertContext::ChargeBytes(int64_t bytes, std::string_view tensor) const {
+  if (options_.budget == nullptr) return absl::OkStatus();
+  return options_.budget->Charge(bytes, absl::StrCat(Describe(), ": ", std::string(tensor)));
 }
 
 absl::StatusOr<Expr> ConvertContext::Input(size_t i) const {
@@ -152,7 +158,7 @@ absl::StatusOr<TensorData> ConvertContext::TensorAttr(const std::string& name) c
   if (attr == nullptr || attr->type() != onnx::AttributeProto::TENSOR) {
     return Error(absl::StrCat("attribute '", name, "' must be a tensor"));
   }
-  auto data = TensorFromProto(attr->t(), options_.max_tensor_elements);
+  auto data = TensorFromProto(attr->t(), options_.max_tensor_elements, options_.budget);
   if (!data.ok()) return Error(absl::StrCat("attribute '", name, "': ", data.status().message()));
   return data;
 }
@@ -246,7 +252,8 @@ auto StoreAs() {
 namespace {
 
 absl::StatusOr<TensorData> ReadTensorProto(const onnx::TensorProto& proto,
-                                           int64_t max_elements, std::string* stolen_raw_data) {
+                                           int64_t max_elements, CompileBudget* budget,
+                                           std::string* stolen_raw_data) {
   std::string name = proto.name().empty() ? "" : absl::StrCat(" '", proto.name(), "'");
   auto fail = [&](std::string message) {
     return absl::InvalidArgumentError(absl::StrCat("tensor", name, ": ", message));
@@ -256,6 +263,10 @@ absl::StatusOr<TensorData> ReadTensorProto(const onnx::TensorProto& proto,
   }
   auto dtype = DataTypeFromOnnx(proto.data_type());
   if (!dtype.ok()) return fail(std::string(dtype.status().message()));
+  if (proto.dims_size() > kMaxTensorRank) {
+    return fail(absl::StrCat(proto.dims_size(), " dimensions, more than the limit of ",
+                             kMaxTensorRank));
+  }
   std::vector<int64_t> shape;
   int64_t count = 1;
   for (int64_t dim : proto.dims()) {
@@ -268,6 +279,10 @@ absl::StatusOr<TensorData> ReadTensorProto(const onnx::TensorProto& proto,
     return fail(absl::StrCat(count, " elements exceed the limit of ", max_elements));
   }
   int width = DataTypeBytes(*dtype);
+  if (budget != nullptr) {
+    absl::Status charged = budget->Charge(count * width, absl::StrCat("tensor", name));
+    if (!charged.ok()) return charged;
+  }
   if (proto.has_raw_data()) {
     if (static_cast<int64_t>(proto.raw_data().size()) != count * width) {
       return fail(absl::StrCat("raw_data holds ", proto.raw_data().size(), " bytes, expected ",
@@ -325,12 +340,13 @@ absl::StatusOr<TensorData> ReadTensorProto(const onnx::TensorProto& proto,
 }  // namespace
 
 absl::StatusOr<TensorData> TensorFromProto(const onnx::TensorProto& proto,
-                                           int64_t max_elements) {
-  return ReadTensorProto(proto, max_elements, nullptr);
+                                           int64_t max_elements, CompileBudget* budget) {
+  return ReadTensorProto(proto, max_elements, budget, nullptr);
 }
 
-absl::StatusOr<TensorData> TakeTensorFromProto(onnx::TensorProto* proto, int64_t max_elements) {
-  return ReadTensorProto(*proto, max_elements,
+absl::StatusOr<TensorData> TakeTensorFromProto(onnx::TensorProto* proto, int64_t max_elements,
+                                               CompileBudget* budget) {
+  return ReadTensorProto(*proto, max_elements, budget,
                          proto->has_raw_data() ? proto->mutable_raw_data() : nullptr);
 }
 

@@ -67,6 +67,10 @@ class ConvertContext {
   absl::StatusOr<Expr> TupleGetItem(const Expr& tuple, int index);
   absl::StatusOr<Expr> Tuple(std::vector<Expr> fields);
 
+  // Charges `bytes` of `tensor` (what this node is about to materialize) to
+  // the compile's budget; over it, ResourceExhausted naming this node.
+  absl::Status ChargeBytes(int64_t bytes, std::string_view tensor) const;
+
   // An InvalidArgument error naming this node: `ONNX node 'conv1' (#3, Conv): <message>`.
   absl::Status Error(absl::string_view message) const;
   std::string Describe() const;
@@ -83,10 +87,12 @@ class ConvertContext {
 // Reads a TensorProto (typed fields or raw_data), validating dtype, dims and
 // data length against each other and the element limit before allocating.
 absl::StatusOr<TensorData> TensorFromProto(const onnx::TensorProto& proto,
-                                           int64_t max_elements);
+                                           int64_t max_elements,
+                                           CompileBudget* budget = nullptr);
 // The same, but moves raw_data out of `proto` instead of copying it: the
 // importer owns its parsed model, and weights are most of a model's bytes.
-absl::StatusOr<TensorData> TakeTensorFromProto(onnx::TensorProto* proto, int64_t max_elements);
+absl::StatusOr<TensorData> TakeTensorFromProto(onnx::TensorProto* proto, int64_t max_elements,
+                                               CompileBudget* budget = nullptr);
 // ONNX TensorProto.DataType -> Kiln dtype, or an error naming the type.
 absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type);
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/frontend/onnx/converter_table.h"
+#include "engine/support/request_limits.h"
 #include "engine/support/status_macros.h"
 #include "engine/support/utf8.h"
 
@@ -47,6 +48,13 @@ absl::StatusOr<Type> InputType(const onnx::ValueInfoProto& input,
   }
   std::vector<Dim> dims;
   auto override_it = options.input_shapes.find(name);
+  const size_t rank = override_it != options.input_shapes.end() ? override_it->second.size()
+                      : tensor.has_shape() ? static_cast<size_t>(tensor.shape().dim_size())
+                                           : 0;
+  if (rank > static_cast<size_t>(kMaxTensorRank)) {
+    return absl::InvalidArgumentError(absl::StrCat("graph input '", name, "' has rank ", rank,
+                                                   ", more than the limit of ", kMaxTensorRank));
+  }
   if (override_it != options.input_shapes.end()) {
     for (int64_t d : override_it->second) {
       if (d < 0) {
@@ -110,7 +118,13 @@ class GraphImporter {
     KILN_RETURN_IF_ERROR(CheckSupported());
     KILN_RETURN_IF_ERROR(ImportInitializersAndInputs());
     KILN_ASSIGN_OR_RETURN(std::vector<int> order, DependencyOrder());
-    for (int index : order) KILN_RETURN_IF_ERROR(ConvertNode(index));
+    for (int index : order) {
+      if (options_.budget != nullptr) {
+        KILN_RETURN_IF_ERROR(options_.budget->CheckCancelled(absl::StrCat(
+            "while importing ONNX node ", NodeSourceName(graph_.node(index), index))));
+      }
+      KILN_RETURN_IF_ERROR(ConvertNode(index));
+    }
     return BuildFunction();
   }
 
@@ -144,7 +158,8 @@ class GraphImporter {
             absl::StrCat("initializer '", init.name(), "' is defined twice"));
       }
       KILN_ASSIGN_OR_RETURN(TensorData data,
-                            onnx_frontend::TakeTensorFromProto(&init, options_.max_tensor_elements));
+                            onnx_frontend::TakeTensorFromProto(&init, options_.max_tensor_elements,
+                                                               options_.budget));
       std::vector<Dim> dims;
       for (int64_t d : data->shape) dims.push_back(Dim::Static(d));
       Type type = MakeTensorType(std::move(dims), data->dtype);
@@ -275,6 +290,13 @@ class GraphImporter {
       if (k >= static_cast<int>(outputs.size()) || !outputs[k]) {
         return ctx.Error(absl::StrCat("output ", k, " ('", node.output(k),
                                       "') is not supported by the converter"));
+      }
+      // Shapes computed from the model (Reshape, Unsqueeze, Expand) may not
+      // grow past the rank any input may have.
+      const auto* type = outputs[k]->checked_type.as<TensorTypeNode>();
+      if (type != nullptr && type->shape.size() > static_cast<size_t>(kMaxTensorRank)) {
+        return ctx.Error(absl::StrCat("output ", k, " has rank ", type->shape.size(),
+                                      ", more than the limit of ", kMaxTensorRank));
       }
       values_[node.output(k)] = outputs[k];
     }

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/ir/module.h"
+#include "engine/support/compile_budget.h"
 
 namespace kiln {
 
@@ -33,6 +34,11 @@ struct OnnxImportOptions {
   uint64_t max_model_bytes = uint64_t{4} << 30;
   int64_t max_tensor_elements = int64_t{1} << 31;
   int max_graph_nodes = 1'000'000;
+  // The compile's budget (not owned; may be null): tensors the import
+  // materializes (initializers, Constant nodes, ConstantOfShape, Range) are
+  // charged to it before they are allocated, and its cancellation is polled
+  // between nodes. Tensor ranks are limited to kMaxTensorRank.
+  CompileBudget* budget = nullptr;
 };
 
 absl::StatusOr<IRModule> ImportOnnxModel(std::string_view model_bytes,

@@ -3,6 +3,8 @@
 // split (one tensor per piece), strided_slice, reverse, reverse_sequence,
 // shape_of and size. Each output element copies one input element (shape_of
 // and size read none: they are constants of the static shape).
+#include <functional>
+
 #include "absl/strings/str_cat.h"
 #include "engine/op/compute/compute_families.h"
 #include "engine/op/compute/compute_util.h"
@@ -164,17 +166,20 @@ ComputeResult ConcatenateCompute(const ComputeInput& in) {
       "T_concatenate", result.shape, pieces,
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<PrimExpr> o = AsExprs(i);
-        // From the last piece backwards: piece p when the index is past its
-        // start. Each load's axis index is clamped into its piece.
-        PrimExpr value;
-        for (size_t p = pieces.size(); p-- > 0;) {
-          std::vector<PrimExpr> idx = o;
-          idx[axis] = compute::ClampIndex(o[axis] - offsets[p], pieces[p].shape()[axis]);
-          PrimExpr v = pieces[p](idx);
-          value =
-              value.defined() ? loop::MakeSelect(o[axis] >= Index(offsets[p + 1]), value, v) : v;
-        }
-        return value;
+        // A balanced tree of selects on the index's piece: its depth grows
+        // with log2 of the input count, so a Concat of 100,000 inputs does not
+        // nest 100,000 deep in the recursive loop-IR passes. Each load's axis
+        // index is clamped into its piece.
+        std::function<PrimExpr(size_t, size_t)> select = [&](size_t lo, size_t hi) -> PrimExpr {
+          if (hi - lo == 1) {
+            std::vector<PrimExpr> idx = o;
+            idx[axis] = compute::ClampIndex(o[axis] - offsets[lo], pieces[lo].shape()[axis]);
+            return pieces[lo](idx);
+          }
+          size_t mid = lo + (hi - lo + 1) / 2;
+          return loop::MakeSelect(o[axis] >= Index(offsets[mid]), select(mid, hi), select(lo, mid));
+        };
+        return select(0, pieces.size());
       },
       "injective"));
 }

@@ -3,6 +3,7 @@
 // dims and overrides, and every validation error with its message.
 #include "engine/frontend/onnx/importer.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "engine/ir/expr_visitor.h"
@@ -210,6 +211,93 @@ TEST(OnnxImporterTest, ElementCountsAreCheckedBeforeAllocating) {
   options.max_tensor_elements = 1000;
   EXPECT_EQ(Message(ImportOnnxModel(big.Bytes(), options).status()),
             "tensor 'w': 1000000 elements exceed the limit of 1000");
+}
+
+TEST(OnnxImporterTest, RanksAreLimitedWhereverAShapeEnters) {
+  OnnxModelBuilder input;
+  input.Input("x", std::vector<int64_t>(33, 1)).Output("y");
+  input.Node("Relu", {"x"}, {"y"});
+  EXPECT_EQ(Message(ImportOnnxModel(input.Bytes()).status()),
+            "graph input 'x' has rank 33, more than the limit of 32");
+  OnnxModelBuilder at_limit;
+  at_limit.Input("x", std::vector<int64_t>(32, 1)).Output("y");
+  at_limit.Node("Relu", {"x"}, {"y"});
+  EXPECT_TRUE(ImportOnnxModel(at_limit.Bytes()).ok());
+
+  OnnxImportOptions override_rank;
+  override_rank.input_shapes["x"] = std::vector<int64_t>(40, 1);
+  OnnxModelBuilder symbolic;
+  symbolic.model().mutable_graph()->add_input()->set_name("x");
+  symbolic.model().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
+      ->set_elem_type(onnx::TensorProto::FLOAT);
+  symbolic.Output("y").Node("Relu", {"x"}, {"y"});
+  EXPECT_EQ(Message(ImportOnnxModel(symbolic.Bytes(), override_rank).status()),
+            "graph input 'x' has rank 40, more than the limit of 32");
+
+  OnnxModelBuilder initializer;
+  initializer.Input("x", {1}).Output("y");
+  initializer.FloatInitializer("w", std::vector<int64_t>(33, 1), {1.0f});
+  initializer.Node("Add", {"x", "w"}, {"y"});
+  EXPECT_EQ(Message(ImportOnnxModel(initializer.Bytes()).status()),
+            "tensor 'w': 33 dimensions, more than the limit of 32");
+
+  // A Reshape to a computed rank-40 shape: the node's output is refused.
+  OnnxModelBuilder reshape;
+  reshape.Input("x", {1}).Output("y");
+  auto& shape = *reshape.model().mutable_graph()->add_initializer();
+  shape.set_name("shape");
+  shape.set_data_type(onnx::TensorProto::INT64);
+  shape.add_dims(40);
+  for (int i = 0; i < 40; ++i) shape.add_int64_data(1);
+  reshape.Node("Reshape", {"x", "shape"}, {"y"}, "deep");
+  EXPECT_THAT(Message(ImportOnnxModel(reshape.Bytes()).status()),
+              ::testing::HasSubstr("has rank 40, more than the limit of 32"));
+}
+
+TEST(OnnxImporterTest, MaterializedTensorsAreChargedToTheBudgetBeforeAllocating) {
+  // ConstantOfShape of 2^28 floats (1 GiB) against a 64 MiB budget: refused
+  // at once, naming the node, without allocating.
+  OnnxModelBuilder b;
+  b.Output("y");
+  auto& shape = *b.model().mutable_graph()->add_initializer();
+  shape.set_name("shape");
+  shape.set_data_type(onnx::TensorProto::INT64);
+  shape.add_dims(1);
+  shape.add_int64_data(int64_t{1} << 28);
+  b.Node("ConstantOfShape", {"shape"}, {"y"}, "fill");
+  CompileBudget budget(CompileLimits{int64_t{64} << 20, 1000});
+  OnnxImportOptions options;
+  options.budget = &budget;
+  absl::Status status = ImportOnnxModel(b.Bytes(), options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(Message(status), ::testing::HasSubstr("ONNX node 'fill'"));
+  EXPECT_THAT(Message(status), ::testing::HasSubstr("needs 1073741824 bytes"));
+  EXPECT_EQ(budget.peak_bytes(), 8);  // the shape initializer only
+
+  // Initializers count too: 4 MiB of weights against a 1 MiB budget.
+  OnnxModelBuilder weights;
+  weights.Input("x", {1}).Output("y");
+  weights.FloatInitializer("w", {1 << 20}, {}).set_raw_data(std::string(4 << 20, '\0'));
+  weights.Node("Add", {"x", "w"}, {"y"});
+  CompileBudget small(CompileLimits{int64_t{1} << 20, 1000});
+  options.budget = &small;
+  status = ImportOnnxModel(weights.Bytes(), options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(Message(status), ::testing::HasSubstr("tensor 'w' needs 4194304 bytes"));
+}
+
+TEST(OnnxImporterTest, ImportStopsBetweenNodesOnceCancelled) {
+  OnnxModelBuilder b;
+  b.Input("x", {4}).Output("y");
+  b.Node("Relu", {"x"}, {"r"}, "first");
+  b.Node("Relu", {"r"}, {"y"}, "second");
+  int polls = 0;
+  CompileBudget budget(CompileLimits{}, [&] { return ++polls > 1; });
+  OnnxImportOptions options;
+  options.budget = &budget;
+  absl::Status status = ImportOnnxModel(b.Bytes(), options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(Message(status), "the compile was cancelled while importing ONNX node second");
 }
 
 TEST(OnnxImporterTest, BytesThatAreNotAModelAreRejected) {

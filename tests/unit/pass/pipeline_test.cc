@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_split.h"
 #include "engine/pass/pass_context.h"
+#include "engine/support/request_limits.h"
 #include "tests/unit/pass/pass_test_util.h"
 
 namespace kiln::testing {
@@ -115,6 +116,23 @@ TEST_F(PipelineTest, SyntaxErrors) {
               HasSubstr("option 'aggressive' is given twice"));
   EXPECT_THAT(ErrorOf("Sequential(NoOp"), HasSubstr("expected ',' or ')'"));
   EXPECT_THAT(ErrorOf("NoOp(Wrap)"), HasSubstr("only Sequential(...) takes a list of passes"));
+}
+
+TEST_F(PipelineTest, NestingIsBoundedBeforeItCanExhaustTheStack) {
+  auto nested = [](int depth) {
+    std::string text;
+    for (int i = 0; i < depth; ++i) text += "Sequential(";
+    text += "NoOp";
+    for (int i = 0; i < depth; ++i) text += ")";
+    return text;
+  };
+  EXPECT_TRUE(ParseText(nested(kMaxPipelineNesting)).ok());
+  EXPECT_THAT(ErrorOf(nested(kMaxPipelineNesting + 1)),
+              HasSubstr("nests deeper than the limit of 64 levels"));
+  // 200,000 levels (2.4 MB) once overflowed the stack; it is refused as text.
+  std::string bomb;
+  for (int i = 0; i < 200000; ++i) bomb += "Sequential(";
+  EXPECT_THAT(ErrorOf(bomb), HasSubstr("limit of 64 levels"));
 }
 
 TEST_F(PipelineTest, PassesBuiltInCodePrintByName) {

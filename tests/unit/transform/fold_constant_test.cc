@@ -87,5 +87,91 @@ def @main(%x: Tensor[(2), float32]) {
   EXPECT_TRUE(folded.same_as(module));
 }
 
+TEST(FoldConstantTest, ShapeOfAHugeParameterFoldsFromItsTypeAlone) {
+  // 8 GiB of parameter: its shape and size fold without its data being made
+  // (FoldConstant once zero-filled it to run shape_of on it).
+  IRModule module = ParseTyped(R"(
+def @main(%x: Tensor[(2, 1000000000), float32]) {
+  %0 = shape_of(%x) /* si=shape */;
+  %1 = size(%x) /* si=count */;
+  (%0, %1)
+})");
+  ASSERT_TRUE(module);
+  PassContext context;
+  context.set_budget(std::make_shared<CompileBudget>(CompileLimits{int64_t{1} << 20, 1000}));
+  PassContext::Scope scope(context);
+  absl::StatusOr<IRModule> folded = (*FoldConstant())(module, context);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  const auto* tuple = (*folded)->Lookup("main").as<FunctionNode>()->body.as<TupleNode>();
+  ASSERT_NE(tuple, nullptr) << PrintModule(*folded);
+  const auto* shape = tuple->elements[0].as<ConstantNode>();
+  const auto* count = tuple->elements[1].as<ConstantNode>();
+  ASSERT_NE(shape, nullptr) << PrintModule(*folded);
+  ASSERT_NE(count, nullptr) << PrintModule(*folded);
+  ASSERT_EQ(shape->data->NumElements(), 2);
+  EXPECT_EQ(shape->data->data<int64_t>()[0], 2);
+  EXPECT_EQ(shape->data->data<int64_t>()[1], 1000000000);
+  EXPECT_EQ(count->data->data<int64_t>()[0], 2000000000);
+  EXPECT_EQ(SpanSourceNames(shape->span), std::vector<std::string>{"shape"});
+}
+
+TEST(FoldConstantTest, ResultsAreChargedToTheCompileBudget) {
+  // Two 4 MiB results against a 6 MiB budget: the second is refused,
+  // naming its layer.
+  IRModule module = ParseTyped(R"(
+def @main() {
+  %0 = broadcast_to(1f, shape=(1024, 1024)) /* si=first */;
+  %1 = broadcast_to(2f, shape=(1024, 1024)) /* si=second */;
+  (%0, %1)
+})");
+  ASSERT_TRUE(module);
+  PassContext context;
+  context.set_budget(std::make_shared<CompileBudget>(CompileLimits{int64_t{6} << 20, 1 << 30}));
+  PassContext::Scope scope(context);
+  absl::StatusOr<IRModule> folded = (*FoldConstant())(module, context);
+  ASSERT_FALSE(folded.ok());
+  EXPECT_EQ(folded.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(folded.status().message().find("layer 'second': folding broadcast_to needs 4194304 "
+                                           "bytes"),
+            std::string::npos)
+      << folded.status();
+}
+
+TEST(FoldConstantTest, TheCompilesStepBudgetSpansEveryFold) {
+  // Each fold of 4096 elements takes thousands of interpreter steps; a
+  // budget of 10,000 for the whole compile runs out on the way.
+  IRModule module = ParseTyped(R"(
+def @main() {
+  %0 = broadcast_to(1f, shape=(4096)) /* si=a */;
+  %1 = add(%0, 1f) /* si=b */;
+  %2 = add(%1, 1f) /* si=c */;
+  add(%2, 1f) /* si=d */
+})");
+  ASSERT_TRUE(module);
+  PassContext context;
+  context.set_budget(std::make_shared<CompileBudget>(CompileLimits{int64_t{1} << 30, 10000}));
+  PassContext::Scope scope(context);
+  absl::StatusOr<IRModule> folded = (*FoldConstant())(module, context);
+  ASSERT_FALSE(folded.ok());
+  EXPECT_EQ(folded.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(folded.status().message().find("budget of 10000 interpreter steps"), std::string::npos)
+      << folded.status();
+}
+
+TEST(FoldConstantTest, ACancelledCompileStopsFolding) {
+  IRModule module = ParseTyped(R"(
+def @main() {
+  %0 = broadcast_to(1f, shape=(4)) /* si=a */;
+  add(%0, 1f) /* si=b */
+})");
+  ASSERT_TRUE(module);
+  PassContext context;
+  context.set_budget(std::make_shared<CompileBudget>(CompileLimits{}, [] { return true; }));
+  PassContext::Scope scope(context);
+  absl::StatusOr<IRModule> folded = (*FoldConstant())(module, context);
+  ASSERT_FALSE(folded.ok());
+  EXPECT_EQ(folded.status().code(), absl::StatusCode::kCancelled);
+}
+
 }  // namespace
 }  // namespace kiln::transform
