@@ -310,7 +310,10 @@ grpc::Status RunTraceJob(const JobEnvironment& environment, JobControl& control,
   summary.set_index(job.next_index());
   FillSummary(outcome.compile_id, *outcome.compile, summary.mutable_summary());
   if (sink.reader_gone() || !sink.Push(std::move(summary))) {
-    return grpc::Status(grpc::StatusCode::CANCELLED, "the client stopped reading the trace");
+    return control.PastDeadline()
+               ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                              "the deadline passed before the client read the trace")
+               : grpc::Status(grpc::StatusCode::CANCELLED, "the client stopped reading the trace");
   }
   return grpc::Status::OK;
 }

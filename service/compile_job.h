@@ -24,6 +24,7 @@ class JobControl {
   // True once the work should stop: the client cancelled or went away, or
   // the deadline passed.
   virtual bool ShouldStop() const = 0;
+  // Once stopped: whether the deadline (rather than a cancel) stopped it.
   virtual bool PastDeadline() const = 0;
   virtual int64_t MillisecondsLeft() const = 0;
   // Names the compile in the call's log line.

@@ -34,10 +34,11 @@ class CompilerService::UnaryCall final : public grpc::ServerUnaryReactor {
   // The last thing done with the call: it may be gone once this returns.
   void Done(grpc::Status status) {
     status_ = ForClient(std::move(status));
+    call_.Record(status_);
     Finish(status_);
   }
   void OnDone() override {
-    call_.End(status_);
+    call_.End();
     delete this;
   }
 

@@ -117,12 +117,15 @@ int ServeWorker(int fd, const kiln::service::ServiceOptions& options) {
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, SIG_IGN);
   int64_t address_space = absl::GetFlag(FLAGS_isolate_address_space);
-  if (address_space <= 0) address_space = options.compile_limits.max_bytes + (int64_t{2} << 30);
+  const int64_t cache_share = options.cache_bytes / std::max(1, options.workers);
+  if (address_space <= 0) {
+    address_space = options.compile_limits.max_bytes + cache_share + (int64_t{2} << 30);
+  }
   rlimit limit{static_cast<rlim_t>(address_space), static_cast<rlim_t>(address_space)};
   setrlimit(RLIMIT_AS, &limit);
   kiln::driver::EnsureBuiltinPassesRegistered();
   kiln::service::Metrics metrics(kiln::PassRegistry::Global());  // not exported
-  kiln::service::ResultCache cache(options.cache_bytes / std::max(1, options.workers));
+  kiln::service::ResultCache cache(cache_share);
   return kiln::service::ServeWorkerProcess(
       fd, kiln::service::JobEnvironment{&metrics, &cache, options.compile_limits,
                                         options.max_event_bytes});
@@ -171,6 +174,9 @@ int main(int argc, char** argv) {
   options.max_event_bytes = absl::GetFlag(FLAGS_max_event_bytes);
   options.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
   options.default_deadline = absl::GetFlag(FLAGS_default_deadline);
+  if (options.default_deadline <= absl::ZeroDuration()) {
+    return Fail("--default-deadline must be positive");
+  }
   options.compile_limits.max_bytes = absl::GetFlag(FLAGS_max_compile_bytes);
   options.compile_limits.max_interpreter_steps = absl::GetFlag(FLAGS_max_fold_steps);
   if (options.compile_limits.max_bytes <= 0 || options.compile_limits.max_interpreter_steps <= 0) {

@@ -12,8 +12,14 @@ namespace {
 
 RpcCall::Clock::time_point DeadlineOf(const grpc::CallbackServerContext& context,
                                       absl::Duration default_deadline) {
-  RpcCall::Clock::time_point fallback =
-      RpcCall::Clock::now() + absl::ToChronoNanoseconds(default_deadline);
+  // Saturating: an infinite default is no deadline of kilnd's own.
+  const RpcCall::Clock::time_point now = RpcCall::Clock::now();
+  const auto room = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      RpcCall::Clock::time_point::max() - now);
+  const auto wait = absl::ToChronoNanoseconds(default_deadline);
+  RpcCall::Clock::time_point fallback = wait >= room ? RpcCall::Clock::time_point::max()
+                                                     : now + std::chrono::duration_cast<
+                                                                 RpcCall::Clock::duration>(wait);
   return std::min(context.deadline(), fallback);
 }
 
@@ -65,11 +71,15 @@ void RpcCall::Describe(std::string compile_id, std::string model_name) {
   model_name_ = std::move(model_name);
 }
 
-void RpcCall::End(const grpc::Status& status) {
+void RpcCall::End() {
   if (alarm_state_ != nullptr) {
     std::lock_guard<std::recursive_mutex> lock(alarm_state_->mutex);
     alarm_state_->context = nullptr;
   }
+  if (on_end_) on_end_();
+}
+
+void RpcCall::Record(const grpc::Status& status) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   metrics_->ObserveRequest(rpc_, status.error_code());
@@ -83,7 +93,6 @@ void RpcCall::End(const grpc::Status& status) {
   // Names from a model may be any bytes: invalid UTF-8 is replaced, not thrown.
   std::fprintf(stderr, "%s\n",
                line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-  if (on_end_) on_end_();
 }
 
 }  // namespace kiln::service

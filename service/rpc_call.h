@@ -33,15 +33,18 @@ class RpcCall final : public JobControl {
 
   grpc::CallbackServerContext* context() const { return context_; }
   Clock::time_point deadline() const { return deadline_; }
-  // With a little slack: a client cancels at its own deadline, which comes a
-  // transit time before the one kilnd computed from the request's timeout,
-  // so its cancel arrives just before; that is a deadline, not a cancel.
+  // Tells a deadline from a cancel once the work stopped, with a little
+  // slack: a client cancels at its own deadline, which comes a transit time
+  // before the one kilnd computed from the request's timeout, so its cancel
+  // arrives just before; that is a deadline, not a cancel.
   bool PastDeadline() const override {
     return Clock::now() + std::chrono::milliseconds(250) >= deadline_;
   }
   // True once the work for this call should stop: the client cancelled or
   // went away, or the deadline passed.
-  bool ShouldStop() const override { return context_->IsCancelled() || PastDeadline(); }
+  bool ShouldStop() const override {
+    return context_->IsCancelled() || Clock::now() >= deadline_;
+  }
 
   // From now on the call is cancelled at its deadline, whatever it is doing.
   int64_t MillisecondsLeft() const override {
@@ -52,8 +55,11 @@ class RpcCall final : public JobControl {
   void Describe(std::string compile_id, std::string model_name) override;
   void set_on_end(std::function<void()> on_end) { on_end_ = std::move(on_end); }
 
-  // From the reactor's OnDone: records the metrics and the log line.
-  void End(const grpc::Status& status);
+  // Just before the call is finished with `status`: its metrics and log
+  // line (before, so a client that has its answer finds them recorded).
+  void Record(const grpc::Status& status);
+  // From the reactor's OnDone: the call is over (runs `on_end`).
+  void End();
 
  private:
   // Shared with the alarm's callback, which may run after the call is gone.

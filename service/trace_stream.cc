@@ -73,7 +73,7 @@ void TraceStream::OnCancel() {
 }
 
 void TraceStream::OnDone() {
-  call_.End(status_);
+  call_.End();
   delete this;
 }
 
@@ -102,7 +102,10 @@ void TraceStream::Perform(Next next) {
     case Next::kNothing: return;
     case Next::kWrite: StartWrite(&writing_event_); return;
     // status_ is final once finished_ is set; Finish takes a copy.
-    case Next::kFinish: Finish(status_); return;
+    case Next::kFinish:
+      call_.Record(status_);
+      Finish(status_);
+      return;
   }
 }
 

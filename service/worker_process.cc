@@ -27,7 +27,8 @@ namespace {
 // worker -> kilnd: 'E' a PassEvent (TracePass), then 'D' done: i32 status
 //   code, message, compile id, model name (each u32 length + bytes), then
 //   the serialized response.
-constexpr uint32_t kMaxFrameBytes = uint32_t{1} << 30;
+// Above the largest request kilnd accepts (--max-request-bytes < 2 GiB).
+constexpr uint32_t kMaxFrameBytes = uint32_t{3} << 30;
 
 bool WriteAll(int fd, const char* data, size_t size) {
   while (size > 0) {
@@ -210,10 +211,15 @@ absl::StatusOr<ProcessIsolatedJobRunner::Worker> ProcessIsolatedJobRunner::Spawn
 absl::StatusOr<ProcessIsolatedJobRunner::Worker> ProcessIsolatedJobRunner::Acquire() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!idle_.empty()) {
+    while (!idle_.empty()) {
       Worker worker = idle_.back();
       idle_.pop_back();
-      return worker;
+      // One that died while idle (killed by hand, by the OOM killer) is
+      // replaced now, not found out by the job.
+      int status = 0;
+      if (waitpid(worker.pid, &status, WNOHANG) == 0) return worker;
+      close(worker.fd);
+      ++missing_;
     }
     if (missing_ == 0) return absl::InternalError("no worker process is idle");
     --missing_;
@@ -246,6 +252,15 @@ grpc::Status ProcessIsolatedJobRunner::Run(JobControl& control, char kind,
                                            google::protobuf::Message* response,
                                            EventSink* sink) {
   auto start = std::chrono::steady_clock::now();
+  auto stopped = [&] {
+    return control.PastDeadline()
+               ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                              "the deadline expired during the compile")
+               : grpc::Status(grpc::StatusCode::CANCELLED,
+                              "the call was cancelled during the compile");
+  };
+  // A job whose call ended while it waited in the queue costs no worker.
+  if (control.ShouldStop() || (sink != nullptr && sink->reader_gone())) return stopped();
   absl::StatusOr<Worker> acquired = Acquire();
   if (!acquired.ok()) {
     return grpc::Status(grpc::StatusCode::INTERNAL, std::string(acquired.status().message()));
@@ -277,11 +292,7 @@ grpc::Status ProcessIsolatedJobRunner::Run(JobControl& control, char kind,
     if (control.ShouldStop() || (sink != nullptr && sink->reader_gone())) {
       // The worker may be anywhere in the compile: it is ended, not asked.
       lost("stopped");
-      return finish(control.PastDeadline()
-                        ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                                       "the deadline expired during the compile")
-                        : grpc::Status(grpc::StatusCode::CANCELLED,
-                                       "the call was cancelled during the compile"));
+      return finish(stopped());
     }
     if (polled <= 0) continue;
     char frame_kind = 0;

@@ -10,6 +10,7 @@
 #include "engine/op/op_families.h"
 #include "engine/op/transform_ops.h"
 #include "engine/op/type_relations.h"
+#include "engine/support/request_limits.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln {
@@ -190,8 +191,15 @@ absl::StatusOr<Type> ExpandDimsRelation(const TypeRelationInput& in) {
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* t, TensorArg(in, 0));
   int64_t rank = static_cast<int64_t>(t->shape.size());
   KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(IntAttr(in.attrs, "axis"), rank + 1));
+  const int64_t new_axes = IntAttr(in.attrs, "num_newaxis");
+  // Refused before the dims are made: four billion of them would not fit.
+  if (new_axes > kMaxTensorRank - rank) {
+    return absl::InvalidArgumentError(absl::StrCat("expand_dims by ", new_axes,
+                                                   " axes would give a rank over the limit of ",
+                                                   kMaxTensorRank));
+  }
   std::vector<Dim> out(t->shape.begin(), t->shape.begin() + axis);
-  for (int64_t i = 0; i < IntAttr(in.attrs, "num_newaxis"); ++i) out.push_back(Dim::Static(1));
+  for (int64_t i = 0; i < new_axes; ++i) out.push_back(Dim::Static(1));
   out.insert(out.end(), t->shape.begin() + axis, t->shape.end());
   return Type(MakeTensorType(std::move(out), t->dtype));
 }

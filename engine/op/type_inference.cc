@@ -9,6 +9,7 @@
 #include "engine/ir/expr_mutator.h"
 #include "engine/ir/structural_equal.h"
 #include "engine/op/type_relations.h"
+#include "engine/support/request_limits.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln {
@@ -330,7 +331,23 @@ absl::StatusOr<Type> InferCallType(const OpEntry& op, const std::vector<Type>& a
   }
   KILN_ASSIGN_OR_RETURN(Attrs normalized, NormalizeAttrs(op, attrs));
   KILN_CHECK(op.relation) << "operator " << op.name << " has no type relation";
-  return op.relation(TypeRelationInput{arg_types, *normalized});
+  KILN_ASSIGN_OR_RETURN(Type result, op.relation(TypeRelationInput{arg_types, *normalized}));
+  // Attributes may ask for any rank (reshape's newshape, expand_dims): the
+  // limit every input is held to holds for results too.
+  std::vector<const TensorTypeNode*> tensors;
+  if (const auto* tuple = result.as<TupleTypeNode>()) {
+    for (const Type& field : tuple->fields) tensors.push_back(field.as<TensorTypeNode>());
+  } else {
+    tensors.push_back(result.as<TensorTypeNode>());
+  }
+  for (const TensorTypeNode* tensor : tensors) {
+    if (tensor != nullptr && tensor->shape.size() > static_cast<size_t>(kMaxTensorRank)) {
+      return absl::InvalidArgumentError(absl::StrCat(op.name, " would give a result of rank ",
+                                                     tensor->shape.size(),
+                                                     ", more than the limit of ", kMaxTensorRank));
+    }
+  }
+  return result;
 }
 
 absl::StatusOr<Expr> InferType(const Expr& expr) {

@@ -18,8 +18,10 @@
 namespace kiln {
 
 struct CompileLimits {
-  // Bytes of tensor data live at once: constants from the model and from
-  // folding, interpreter buffers. Requests themselves are bounded elsewhere.
+  // Bytes of tensor data the compile materializes: constants from the model
+  // and from folding (counted until the compile ends, even when a later fold
+  // drops them: a conservative bound), interpreter buffers (given back when
+  // a run ends). Requests themselves are bounded elsewhere.
   int64_t max_bytes = int64_t{4} << 30;
   // Interpreter steps (statements, iterations, expression nodes) summed over
   // every constant-folding run of the compile: a few ns each.

@@ -159,7 +159,15 @@ absl::StatusOr<TensorData> ConvertContext::TensorAttr(const std::string& name) c
     return Error(absl::StrCat("attribute '", name, "' must be a tensor"));
   }
   auto data = TensorFromProto(attr->t(), options_.max_tensor_elements, options_.budget);
-  if (!data.ok()) return Error(absl::StrCat("attribute '", name, "': ", data.status().message()));
+  if (!data.ok()) {
+    std::string message = absl::StrCat(Describe(), ": attribute '", name, "': ",
+                                       std::string(data.status().message()));
+    // Over the budget stays RESOURCE_EXHAUSTED; the rest is a bad model.
+    return absl::Status(data.status().code() == absl::StatusCode::kResourceExhausted
+                            ? absl::StatusCode::kResourceExhausted
+                            : absl::StatusCode::kInvalidArgument,
+                        message);
+  }
   return data;
 }
 

@@ -87,6 +87,17 @@ TEST(TransformOpsTest, TransposeSqueezeExpandDims) {
   EXPECT_EQ(Infer("expand_dims", {F32({2, 3})}, {{"axis", -1}}), "Tensor[(2, 3, 1), float32]");
   EXPECT_EQ(Infer("expand_dims", {F32({2, 3})}, {{"axis", 3}}),
             "error: axis 3 is out of range for rank 3 (expected -3 to 2)");
+  // Four billion new axes are refused before any is made (once: gigabytes).
+  EXPECT_EQ(Infer("expand_dims", {F32({2, 3})}, {{"axis", 0}, {"num_newaxis", 4000000000}}),
+            "error: expand_dims by 4000000000 axes would give a rank over the limit of 32");
+  EXPECT_EQ(Infer("expand_dims", {F32({2, 3})}, {{"axis", 0}, {"num_newaxis", 30}})
+                .substr(0, 12),
+            "Tensor[(1, 1");
+}
+
+TEST(TransformOpsTest, NoResultMayExceedTheRankLimit) {
+  EXPECT_EQ(Infer("reshape", {F32({1})}, {{"newshape", IntArray(std::vector<int64_t>(33, 1))}}),
+            "error: reshape would give a result of rank 33, more than the limit of 32");
 }
 
 TEST(TransformOpsTest, BroadcastToAndTile) {
