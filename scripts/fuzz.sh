@@ -9,14 +9,12 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-BUILD="${KILN_FUZZ_BUILD_DIR:-build-fuzz}"
+BUILD="${KILN_FUZZ_BUILD_DIR:-build-san}"
 SECONDS_PER_TARGET="${KILN_FUZZ_SECONDS:-60}"
-CLANG="$(command -v clang++-14 || command -v clang++)"
 TARGETS=(onnx_import graph_text pipeline compile_request)
 
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_FUZZ=ON \
-  -DCMAKE_CXX_COMPILER="$CLANG" >"$ROOT/$BUILD.configure.log" 2>&1 ||
-  { cat "$ROOT/$BUILD.configure.log"; exit 1; }
+bash "$ROOT/scripts/configure_sanitized.sh" "$BUILD" >"$BUILD.configure.log" 2>&1 ||
+  { cat "$BUILD.configure.log"; exit 1; }
 fuzzers=()
 for target in "${TARGETS[@]}"; do fuzzers+=("kiln_${target}_fuzzer"); done
 cmake --build "$BUILD" -j"${KILN_JOBS:-2}" --target "${fuzzers[@]}"

@@ -50,24 +50,22 @@ echo "== lit"
 lit_status=${PIPESTATUS[0]}
 set -e
 
-# The IR core again under AddressSanitizer + UndefinedBehaviorSanitizer: deep
-# chains, iterative destruction and hostile parser input are where memory bugs
-# hide. Only the engine's core suites, to keep CI time bounded.
+# The engine's core suites again under AddressSanitizer + UndefinedBehaviorSanitizer
+# (any report fails): deep chains, iterative destruction and hostile parser input are
+# where memory bugs hide. One clang build (scripts/fuzz.sh's, -O1 with line tables)
+# serves these tests and the fuzzers below, so CI builds the engine instrumented once.
+SAN_BUILD="$BUILD-san"
+export KILN_FUZZ_BUILD_DIR="$SAN_BUILD"
 asan_status=0
 if [[ -z "${KILN_SANITIZE:-}" && "${KILN_SKIP_ASAN:-0}" != 1 ]]; then
-  ASAN_BUILD="$BUILD-asan"
   asan_targets=(kiln_ir_test kiln_printer_test kiln_parser_test kiln_roundtrip_test
     kiln_op_test kiln_frontend_test kiln_transform_test kiln_loop_test kiln_te_test
     kiln_op_compute_test kiln_lower_test)
-  echo "== sanitizers (address,undefined) in $ASAN_BUILD: ${asan_targets[*]}"
-  # -O1 with line tables only: the sanitizer build is CI's largest stage, and
-  # reports need file:line, not local variables.
-  if cmake -S . -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
-      -DKILN_SANITIZE=address,undefined >"$BUILD/logs/asan-configure.log" 2>&1 &&
-     cmake --build "$ASAN_BUILD" -j"$JOBS" --target "${asan_targets[@]}"; then
+  echo "== sanitizers (address,undefined) in $SAN_BUILD: ${asan_targets[*]}"
+  if bash "$ROOT/scripts/configure_sanitized.sh" "$SAN_BUILD" >"$BUILD/logs/asan-configure.log" 2>&1 &&
+     cmake --build "$SAN_BUILD" -j"$JOBS" --target "${asan_targets[@]}"; then
     for target in "${asan_targets[@]}"; do
-      binary="$(find "$ASAN_BUILD/tests" -type f -name "$target" | head -1)"
+      binary="$(find "$SAN_BUILD/tests" -type f -name "$target" | head -1)"
       if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$binary" \
           --gtest_brief=1 >"$BUILD/logs/asan-$target.log" 2>&1; then
         echo "   $target FAILED under sanitizers (see $BUILD/logs/asan-$target.log)"
@@ -79,6 +77,7 @@ if [[ -z "${KILN_SANITIZE:-}" && "${KILN_SKIP_ASAN:-0}" != 1 ]]; then
     done
   else
     echo "   sanitizer build FAILED"
+    tail -30 "$BUILD/logs/asan-configure.log"
     asan_status=1
   fi
 fi

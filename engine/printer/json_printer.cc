@@ -283,8 +283,10 @@ std::string PrintModuleJson(const IRModule& module, int indent) {
 
 std::vector<NodeSources> ModuleSpanTable(const IRModule& module) {
   std::vector<NodeSources> table;
-  for (const auto& [global, function] : module->functions) {
-    const auto* graph_function = function.as<FunctionNode>();
+  for (const auto& entry : module->functions) {
+    // Not a structured binding: clang 14 cannot capture one in the lambda.
+    const GlobalVar& global = entry.first;
+    const auto* graph_function = entry.second.as<FunctionNode>();
     if (graph_function == nullptr) continue;
     int64_t id = 0;
     ForEachNumberedNode(graph_function, [&](const Expr& expr) {

@@ -9,9 +9,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "google/protobuf/stubs/logging.h"
 #include "kiln/v1/compiler.pb.h"
 #include "service/artifacts.h"
 #include "service/compile_request.h"
+
+// Protobuf logs every string field that is not UTF-8: millions of lines.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kiln::v1::CompileRequest request;

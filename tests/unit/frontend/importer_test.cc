@@ -251,7 +251,7 @@ TEST(OnnxImporterTest, RanksAreLimitedWhereverAShapeEnters) {
   for (int i = 0; i < 40; ++i) shape.add_int64_data(1);
   reshape.Node("Reshape", {"x", "shape"}, {"y"}, "deep");
   EXPECT_THAT(Message(ImportOnnxModel(reshape.Bytes()).status()),
-              ::testing::HasSubstr("has rank 40, more than the limit of 32"));
+              ::testing::HasSubstr("reshape would give a result of rank 40, more than the limit of 32"));
 }
 
 TEST(OnnxImporterTest, MaterializedTensorsAreChargedToTheBudgetBeforeAllocating) {
