@@ -61,6 +61,12 @@ def start_kilnd(*flags):
     return process, rpc.CompilerStub(channel)
 
 
+def cnn_request(model, name):
+    request = pb.CompileRequest(onnx=model, name=name)
+    request.input_shapes.add(name="input", dims=[1, 3, 16, 16])  # the model's batch is "N"
+    return request
+
+
 def small_cnn():
     with tempfile.NamedTemporaryFile(suffix=".onnx") as out:
         subprocess.run([sys.executable, os.path.join(ROOT, "examples/make_small_cnn.py"), out.name],
@@ -95,7 +101,7 @@ def isolation_overhead(model, runs):
     thread_kilnd, thread_stub = start_kilnd("--workers=1", "--cache-bytes=0")
     process_kilnd, process_stub = start_kilnd("--workers=1", "--cache-bytes=0", "--isolate=process")
     times = {"thread": [], "process": []}
-    request = pb.CompileRequest(onnx=model, name="small_cnn")
+    request = cnn_request(model, "small_cnn")
     for i in range(runs + 2):
         for mode, stub in (("thread", thread_stub), ("process", process_stub)):
             start = time.perf_counter()
@@ -115,7 +121,7 @@ def isolation_overhead(model, runs):
 def median_compile_ms(stub, model, runs):
     times = []
     for i in range(runs):
-        request = pb.CompileRequest(onnx=model, name="small_cnn")
+        request = cnn_request(model, "small_cnn")
         request.target.cpu = f"latency-{i}-{random.randrange(1 << 30)}"  # no cache hits
         start = time.perf_counter()
         stub.Compile(request, timeout=120)
@@ -134,7 +140,7 @@ def stalled_readers(model, runs):
         options=[("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 65536),
                  ("grpc.max_receive_message_length", 64 << 20)])
     stalled_stub = rpc.CompilerStub(channel)
-    request = pb.TraceRequest(compile=pb.CompileRequest(onnx=model, name="stalled"),
+    request = pb.TraceRequest(compile=cnn_request(model, "stalled"),
                               ir_before=True, ir_after=True, format=pb.JSON)
     calls = [stalled_stub.TracePass(request) for _ in range(32)]
     time.sleep(5)  # their compiles finish; their events wait on the window
@@ -164,7 +170,7 @@ def soak(model, minutes):
         while time.monotonic() < stop:
             kind = rng.choice(["compile", "trace", "trace-cancel", "deadline", "schedule", "bad",
                                "passes"])
-            request = pb.CompileRequest(onnx=model, name="soak")
+            request = cnn_request(model, "soak")
             # Distinct compile ids (the target is part of it): cache misses.
             request.target.cpu = f"soak-{rng.randrange(1 << 30)}"
             try:
