@@ -17,7 +17,7 @@
 #include "bench/heap_counter.h"
 #include "bench/resnet_model.h"
 #include "engine/driver/driver.h"
-#include "engine/loop/transform/register_loop_passes.h"
+#include "engine/loop_transform/register_loop_passes.h"
 #include "engine/lower/lower_module.h"
 #include "engine/pass/pass_context.h"
 #include "engine/pass/pipeline.h"

@@ -22,6 +22,7 @@
 #include "engine/pass/pass_registry.h"
 #include "engine/pass/pipeline.h"
 #include "engine/printer/printer.h"
+#include "engine/transform/builtin_passes.h"
 
 namespace {
 

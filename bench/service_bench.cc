@@ -92,7 +92,7 @@ void Check(const grpc::Status& status) {
 }  // namespace
 
 int main() {
-  kiln::driver::EnsureBuiltinPassesRegistered();
+  kiln::driver::RegisteredPasses();
   const std::string resnet = kiln::bench::ResNetBuilder(true).Build();
   // A small model: the graph of the ResNet with weights as inputs is too
   // large; a ResNet without weights still lowers 53 convolutions.

@@ -9,10 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/driver/driver.h"
+#include "engine/driver/schedule_records.h"
 #include "engine/ir/span.h"
-#include "engine/lower/kernel_selector.h"
-#include "engine/lower/schedule_record.h"
-#include "engine/pass/pass_event.h"
 #include "engine/printer/json_printer.h"
 #include "engine/printer/printer.h"
 #include "service/artifacts.h"
@@ -31,7 +29,7 @@ void FillSummary(const std::string& compile_id, const CachedCompile& compile,
   response->set_compile_id(compile_id);
   response->set_kiln_version(KilnVersion());
   for (const v1::PassTiming& timing : compile.pass_timings) *response->add_pass_timings() = timing;
-  for (const PassDiagnostic& diagnostic : compile.result.diagnostics) {
+  for (const PassDiagnostic& diagnostic : compile.result.report.diagnostics) {
     v1::Diagnostic* out = response->add_diagnostics();
     out->set_severity(DiagnosticSeverityName(diagnostic.severity));
     out->set_pass_name(diagnostic.pass);
@@ -66,36 +64,15 @@ grpc::Status FillScheduleRecord(const v1::ScheduleRecordRequest& request,
   if (!compile.result.lowered) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "the compile was not lowered");
   }
-  absl::StatusOr<std::vector<const lower::LoweredKernel*>> kernels =
-      lower::SelectKernels(*compile.result.lowered, request.selector());
-  if (!kernels.ok()) return ToGrpcStatus(kernels.status());
-  const lower::LoweredKernel& kernel = *kernels->front();
-  if (request.verify()) {
-    // Verification runs every step on random tensors of the kernel's
-    // parameter shapes (several copies): refuse what would exhaust memory.
-    constexpr int64_t kMaxVerifyBytes = int64_t{256} << 20;
-    int64_t bytes = 0;
-    for (const te::Tensor& param : kernel.schedule_params) {
-      int64_t elements = DataTypeBytes(param.dtype());
-      for (int64_t d : param.shape()) {
-        if (__builtin_mul_overflow(elements, d, &elements)) elements = kMaxVerifyBytes + 1;
-      }
-      bytes = std::min(bytes + elements, kMaxVerifyBytes + 1);
-    }
-    if (bytes > kMaxVerifyBytes) {
-      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          absl::StrCat("verifying kernel ", kernel.name, " needs more than ",
-                                       kMaxVerifyBytes >> 20,
-                                       " MiB of parameters; ask without verify"));
-    }
-  }
-  absl::StatusOr<std::vector<lower::ScheduleRecordStep>> steps =
-      lower::ExpandScheduleRecord(kernel, /*seed=*/0, request.verify(), [&] {
-        loop::InterpreterOptions interpreter;
-        interpreter.is_cancelled = is_cancelled;
-        return interpreter;
-      }());
-  if (!steps.ok()) return ToGrpcStatus(steps.status());
+  driver::ScheduleRecordOptions options;
+  options.verify = request.verify();
+  options.first_only = true;
+  options.is_cancelled = is_cancelled;
+  absl::StatusOr<std::vector<driver::KernelScheduleRecord>> records =
+      driver::ScheduleRecords(*compile.result.lowered, request.selector(), options);
+  if (!records.ok()) return ToGrpcStatus(records.status());
+  const lower::LoweredKernel& kernel = *records->front().kernel;
+  const std::vector<lower::ScheduleRecordStep>* steps = &records->front().steps;
   response->set_kernel(kernel.name);
   for (const std::string& name : SpanSourceNames(kernel.span)) response->add_spans(name);
   PrintOptions script;
@@ -252,12 +229,7 @@ Outcome CompileNow(const JobEnvironment& environment, JobControl& call,
   options->is_cancelled = [&call, &job] { return job.reader_gone() || call.ShouldStop(); };
   options->instruments.push_back(std::make_shared<ObserverInstrument>(&job, job.observer_options()));
   const bool partial = !job.kernel_selector().empty();
-  if (partial) {
-    options->lower_only_kernels = [selector = job.kernel_selector()](
-                                      const lower::KernelCandidate& kernel) {
-      return lower::KernelMayMatch(selector, kernel);
-    };
-  }
+  if (partial) options->only_kernels_named_by = job.kernel_selector();
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<driver::CompileResult> result = absl::UnknownError("not run");
   // An exception must not reach the worker thread (it would end kilnd).

@@ -1,7 +1,6 @@
 #include "service/compile_request.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/parser/parser.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "service/sha256.h"

@@ -11,10 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "engine/driver/driver.h"
 #include "engine/ir/span.h"
-#include "engine/lower/kernel_selector.h"
-#include "engine/lower/schedule_record.h"
-#include "engine/pass/pass_config.h"
-#include "engine/pass/pass_event.h"
 #include "engine/printer/json_printer.h"
 #include "engine/printer/printer.h"
 #include "service/artifacts.h"
@@ -58,7 +54,7 @@ CompilerService::CompilerService(ServiceOptions options, Metrics* metrics)
                                        options_.max_event_bytes})),
       pool_(options_.workers, options_.queue_depth,
             [metrics](int queued, int busy) { metrics->SetLoad(queued, busy); }) {
-  driver::EnsureBuiltinPassesRegistered();
+  driver::RegisteredPasses();
 }
 
 CompilerService::~CompilerService() { Shutdown(); }
@@ -179,7 +175,7 @@ grpc::ServerUnaryReactor* CompilerService::ListPasses(grpc::CallbackServerContex
   }
   reactor->call().set_on_end([this] { CallEnded(); });
   // The registry is small and in memory: answered on the RPC thread.
-  for (const PassRegistration* entry : PassRegistry::Global().List()) {
+  for (const PassRegistration* entry : driver::RegisteredPasses().List()) {
     v1::PassDescription* pass = response->add_passes();
     pass->set_name(entry->info.name);
     pass->set_stage(PassStageName(entry->info.stage));

@@ -20,7 +20,6 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
@@ -29,12 +28,12 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "prometheus/exposer.h"
-#include "absl/strings/match.h"
 #include "service/bearer_token_processor.h"
 #include "service/compile_request.h"
 #include "service/compiler_service.h"
 #include "service/metrics.h"
 #include "service/worker_process.h"
+#include "tools/common/flags_usage.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC address (port 0 picks a free port)");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
@@ -123,8 +122,7 @@ int ServeWorker(int fd, const kiln::service::ServiceOptions& options) {
   }
   rlimit limit{static_cast<rlim_t>(address_space), static_cast<rlim_t>(address_space)};
   setrlimit(RLIMIT_AS, &limit);
-  kiln::driver::EnsureBuiltinPassesRegistered();
-  kiln::service::Metrics metrics(kiln::PassRegistry::Global());  // not exported
+  kiln::service::Metrics metrics(kiln::driver::RegisteredPasses());  // not exported
   kiln::service::ResultCache cache(cache_share);
   return kiln::service::ServeWorkerProcess(
       fd, kiln::service::JobEnvironment{&metrics, &cache, options.compile_limits,
@@ -143,15 +141,8 @@ bool ReadFile(const std::string& path, std::string* contents) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("kilnd [--listen=HOST:PORT] [--metrics-listen=HOST:PORT] [...]");
-  // --help lists kilnd's own flags (absl's default matches only files named
-  // after the program).
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view path) {
-    return absl::EndsWith(path, "service/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
+  kiln::tools::SetToolUsage("kilnd [--listen=HOST:PORT] [--metrics-listen=HOST:PORT] [...]",
+                            {__FILE__});
   std::vector<std::string> storage;
   std::vector<char*> args = NormalizeFlags(argc, argv, &storage);
   absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
@@ -235,8 +226,7 @@ int main(int argc, char** argv) {
     credentials = grpc::SslServerCredentials(tls_options);
   }
 
-  kiln::driver::EnsureBuiltinPassesRegistered();
-  kiln::service::Metrics metrics(kiln::PassRegistry::Global());
+  kiln::service::Metrics metrics(kiln::driver::RegisteredPasses());
   std::unique_ptr<prometheus::Exposer> exposer;
   std::string metrics_address = "none";
   if (std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {

@@ -9,8 +9,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "engine/pass/pass.h"
-#include "engine/pass/pass_registry.h"
+#include "engine/driver/passes.h"
 #include "grpcpp/support/status.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"

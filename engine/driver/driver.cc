@@ -2,29 +2,20 @@
 #include "engine/driver/driver.h"
 
 #include <limits>
-#include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "engine/lower/kernel_selector.h"
 #include "engine/parser/parser.h"
 #include "engine/pass/pass_context.h"
-#include "engine/pass/pass_registry.h"
 #include "engine/pass/pipeline.h"
 #include "engine/support/request_limits.h"
 #include "engine/support/status_macros.h"
-#include "engine/loop/transform/register_loop_passes.h"
 
 namespace kiln::driver {
 
-void EnsureBuiltinPassesRegistered() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    RegisterBuiltinPasses(PassRegistry::Global());
-    loop::transform::RegisterLoopPasses(PassRegistry::Global());
-  });
-}
-
 const char* CompileStageName(CompileStage stage) {
   switch (stage) {
+    case CompileStage::kConfigure: return "configure";
     case CompileStage::kImport: return "import";
     case CompileStage::kGraphPasses: return "graph passes";
     case CompileStage::kLower: return "lower";
@@ -35,8 +26,9 @@ const char* CompileStageName(CompileStage stage) {
 
 namespace {
 
-absl::Status Fail(CompileStage stage, absl::Status status, CompileFailure* failure) {
-  if (failure != nullptr) *failure = CompileFailure{stage, status};
+absl::Status Fail(CompileStage stage, absl::Status status, CompileFailure* failure,
+                  CompileReport report = {}) {
+  if (failure != nullptr) *failure = CompileFailure{stage, status, std::move(report)};
   return status;
 }
 
@@ -47,7 +39,6 @@ absl::Status ConfigureContext(const CompileOptions& options, PassContext* contex
   for (const std::string& assignment : options.config) {
     KILN_RETURN_IF_ERROR(context->SetConfigFromAssignment(assignment));
   }
-  for (const auto& instrument : options.instruments) context->AddInstrument(instrument);
   return absl::OkStatus();
 }
 
@@ -55,56 +46,90 @@ std::shared_ptr<CompileBudget> MakeBudget(const CompileOptions& options) {
   return std::make_shared<CompileBudget>(options.limits, options.is_cancelled);
 }
 
+// The graph pipeline the options ask for (none when run_graph_passes is off).
+absl::StatusOr<std::optional<Pass>> GraphPipeline(const CompileOptions& options) {
+  if (!options.run_graph_passes) return std::nullopt;
+  return ParsePipeline(options.pipeline.empty() ? DefaultGraphPipeline(options.opt_level)
+                                                : options.pipeline);
+}
+
+// The loop pipeline (none when the compile does not lower, lowers only some
+// kernels, or the options ask for none).
+absl::StatusOr<std::optional<Pass>> LoopPipeline(const CompileOptions& options) {
+  const std::string& text = options.loop_pipeline.value_or(DefaultLoopPipeline());
+  if (!options.lower || !options.only_kernels_named_by.empty() || text.empty()) {
+    return std::nullopt;
+  }
+  absl::StatusOr<Pass> pipeline = ParsePipeline(text);
+  if (!pipeline.ok()) {
+    return absl::Status(pipeline.status().code(),
+                        absl::StrCat("loop pipeline: ", std::string(pipeline.status().message())));
+  }
+  return *pipeline;
+}
+
 absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOptions& options,
                                                 std::shared_ptr<CompileBudget> budget,
                                                 CompileFailure* failure) {
-  EnsureBuiltinPassesRegistered();
+  RegisteredPasses();
   CompileResult result;
   result.imported = module;
+  result.optimized = module;
 
   PassContext context;
   context.set_budget(budget);
   absl::Status configured = ConfigureContext(options, &context);
-  if (!configured.ok()) return Fail(CompileStage::kGraphPasses, configured, failure);
-  const std::string& pipeline_text =
-      options.pipeline.empty() ? DefaultPipeline(options.opt_level) : options.pipeline;
-  absl::StatusOr<Pass> pipeline = ParsePipeline(pipeline_text);
-  if (!pipeline.ok()) return Fail(CompileStage::kGraphPasses, pipeline.status(), failure);
+  if (!configured.ok()) return Fail(CompileStage::kConfigure, configured, failure);
+  // Both pipelines are parsed before anything runs.
+  absl::StatusOr<std::optional<Pass>> graph = GraphPipeline(options);
+  if (!graph.ok()) return Fail(CompileStage::kGraphPasses, graph.status(), failure);
+  absl::StatusOr<std::optional<Pass>> loop = LoopPipeline(options);
+  if (!loop.ok()) return Fail(CompileStage::kLoopPasses, loop.status(), failure);
+  const std::optional<Pass>& graph_pipeline = *graph;
+  const std::optional<Pass>& loop_pipeline = *loop;
+  absl::StatusOr<DebugInstruments> debug = DebugInstruments::Add(
+      options.debug, options.instruments,
+      graph_pipeline ? PrintPipeline(*graph_pipeline) : std::string(), context);
+  // The instruments belong to the pass manager: their options fail with it.
+  if (!debug.ok()) return Fail(CompileStage::kGraphPasses, debug.status(), failure);
+  auto fail = [&](CompileStage stage, const absl::Status& status) {
+    return Fail(stage, status, failure, debug->Report(context));
+  };
   {
     PassContext::Scope scope(context);
-    if (!scope.status().ok()) return Fail(CompileStage::kGraphPasses, scope.status(), failure);
-    absl::StatusOr<IRModule> optimized = (**pipeline)(module, context);
-    if (!optimized.ok()) return Fail(CompileStage::kGraphPasses, optimized.status(), failure);
-    result.optimized = *optimized;
+    if (!scope.status().ok()) return fail(CompileStage::kGraphPasses, scope.status());
+    if (graph_pipeline) {
+      absl::StatusOr<IRModule> optimized = (**graph_pipeline)(module, context);
+      if (!optimized.ok()) return fail(CompileStage::kGraphPasses, optimized.status());
+      result.optimized = *optimized;
+    }
     if (options.lower) {
       absl::Status cancelled = budget->CheckCancelled("before lowering");
-      if (!cancelled.ok()) return Fail(CompileStage::kLower, cancelled, failure);
+      if (!cancelled.ok()) return fail(CompileStage::kLower, cancelled);
       lower::LowerOptions lower_options = lower::LowerOptionsFromContext(context);
-      lower_options.only_kernels = options.lower_only_kernels;
+      if (!options.only_kernels_named_by.empty()) {
+        lower_options.only_kernels = [selector = options.only_kernels_named_by](
+                                         const lower::KernelCandidate& kernel) {
+          return lower::KernelMayMatch(selector, kernel);
+        };
+      }
       lower_options.budget = budget.get();
       absl::StatusOr<lower::LoweredModule> lowered =
           lower::LowerModule(result.optimized, lower_options);
-      if (!lowered.ok()) return Fail(CompileStage::kLower, lowered.status(), failure);
+      if (!lowered.ok()) return fail(CompileStage::kLower, lowered.status());
       result.lowered = std::move(*lowered);
-      if (options.run_loop_passes && !options.lower_only_kernels) {
-        absl::StatusOr<Pass> loop_pipeline =
-            ParsePipeline(loop::transform::DefaultLoopPipeline());
-        if (!loop_pipeline.ok()) {
-          return Fail(CompileStage::kLoopPasses, loop_pipeline.status(), failure);
-        }
+      if (loop_pipeline) {
         absl::StatusOr<IRModule> loop_optimized =
             (**loop_pipeline)(result.lowered->module, context);
-        if (!loop_optimized.ok()) {
-          return Fail(CompileStage::kLoopPasses, loop_optimized.status(), failure);
-        }
+        if (!loop_optimized.ok()) return fail(CompileStage::kLoopPasses, loop_optimized.status());
         result.lowered->module = *loop_optimized;
       }
     }
-    result.diagnostics = context.diagnostics();
     result.peak_bytes = budget->peak_bytes();
     absl::Status closed = scope.Close();
-    if (!closed.ok()) return Fail(CompileStage::kGraphPasses, closed, failure);
+    if (!closed.ok()) return fail(CompileStage::kGraphPasses, closed);
   }
+  result.report = debug->Report(context);
   return result;
 }
 
@@ -132,7 +157,7 @@ absl::StatusOr<CompileResult> CompileGraphText(std::string_view text,
                                                CompileFailure* failure) {
   std::shared_ptr<CompileBudget> budget = MakeBudget(options);
   ParseOptions parse;
-  parse.source_name = "graph_ir_text";
+  parse.source_name = options.source_name;
   parse.max_nesting_depth = kMaxSyntaxNesting;
   absl::StatusOr<IRModule> module = ParseModule(text, parse);
   if (!module.ok()) return Fail(CompileStage::kImport, module.status(), failure);
@@ -152,7 +177,7 @@ absl::StatusOr<CompileResult> CompileGraphText(std::string_view text,
       if (elements > options.import.max_tensor_elements) {
         return Fail(CompileStage::kImport,
                     absl::InvalidArgumentError(absl::StrCat(
-                        "graph_ir_text: parameter '", param->name_hint, "' of @", name->name_hint,
+                        options.source_name, ": parameter '", param->name_hint, "' of @", name->name_hint,
                         " would have more than ", options.import.max_tensor_elements,
                         " elements (the limit on one tensor)")),
                     failure);

@@ -12,40 +12,48 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/driver/debug_instruments.h"
+#include "engine/driver/passes.h"
 #include "engine/frontend/onnx/importer.h"
 #include "engine/ir/module.h"
 #include "engine/lower/lower_module.h"
 #include "engine/pass/instrument.h"
 #include "engine/pass/pass_diagnostic.h"
+#include "engine/pass/pass_event.h"
 #include "engine/support/compile_budget.h"
 
 namespace kiln::driver {
 
-// Registers the builtin graph and loop passes in PassRegistry::Global() once
-// per process (thread-safe); every driver entry calls it.
-void EnsureBuiltinPassesRegistered();
-
-enum class CompileStage { kImport, kGraphPasses, kLower, kLoopPasses };
-const char* CompileStageName(CompileStage stage);  // "import", "graph passes", ...
+// kConfigure: the PassContext options themselves (an unknown config key, a
+// value of the wrong type).
+enum class CompileStage { kConfigure, kImport, kGraphPasses, kLower, kLoopPasses };
+const char* CompileStageName(CompileStage stage);  // "configure", "import", ...
 
 struct CompileOptions {
   OnnxImportOptions import;
-  // The graph pipeline: `pipeline` when set, else DefaultPipeline(opt_level).
+  // Graph text: the file name its errors and spans use.
+  std::string source_name = "graph_ir_text";
+  // The graph pipeline: `pipeline` when set, else DefaultGraphPipeline(opt_level).
   int opt_level = 3;
   std::string pipeline;
+  // False: no graph passes (the module is printed or lowered as imported).
+  bool run_graph_passes = true;
   std::vector<std::string> required_passes;
   std::vector<std::string> disabled_passes;
   // PassContext options as "key=value" (an unknown key lists the valid ones).
   std::vector<std::string> config;
   std::vector<std::shared_ptr<PassInstrument>> instruments;
+  // Timing, IR dumps, reproducers (see debug_instruments.h).
+  DebugOptions debug;
   // Stop after the graph passes (no loop IR).
   bool lower = true;
-  // Run the default loop pipeline on the lowered module (under the same
-  // PassContext, so instruments see the loop passes too).
-  bool run_loop_passes = true;
-  // When set, lowering produces only the kernels it accepts and no main
-  // (LowerOptions::only_kernels; the loop pipeline is then skipped).
-  std::function<bool(const lower::KernelCandidate&)> lower_only_kernels;
+  // The loop pipeline run on the lowered module, under the same PassContext
+  // so instruments see the loop passes too: unset, the default one; empty,
+  // none.
+  std::optional<std::string> loop_pipeline;
+  // When set, lowering produces only the kernels this schedule-record
+  // selector may name, and no main (the loop pipeline is then skipped).
+  std::string only_kernels_named_by;
   // Polled by every stage (between ONNX nodes, before every pass, during
   // constant folding, between kernels of lowering); true stops the compile
   // with Cancelled (a client that went away, an expired deadline). May be empty.
@@ -59,8 +67,8 @@ struct CompileResult {
   IRModule imported;
   IRModule optimized;
   std::optional<lower::LoweredModule> lowered;  // when options.lower
-  // Notes and warnings the passes reported, in order.
-  std::vector<PassDiagnostic> diagnostics;
+  // Diagnostics, timing, span coverage.
+  CompileReport report;
   // The most bytes of tensor data the compile held at once (its budget's peak).
   int64_t peak_bytes = 0;
 };
@@ -70,6 +78,8 @@ struct CompileResult {
 struct CompileFailure {
   CompileStage stage;
   absl::Status status;
+  // What the instruments reported up to the failure.
+  CompileReport report;
 };
 
 // Compiles ONNX model bytes. On failure returns the status and, through

@@ -48,19 +48,4 @@ int DataTypeBytes(DataType dtype) {
   return 0;
 }
 
-bool IsFloat(DataType dtype) {
-  return dtype == DataType::kFloat16 || dtype == DataType::kBFloat16 ||
-         dtype == DataType::kFloat32 || dtype == DataType::kFloat64;
-}
-
-bool IsSignedInt(DataType dtype) {
-  return dtype == DataType::kInt8 || dtype == DataType::kInt16 || dtype == DataType::kInt32 ||
-         dtype == DataType::kInt64;
-}
-
-bool IsUnsignedInt(DataType dtype) {
-  return dtype == DataType::kUInt8 || dtype == DataType::kUInt16 ||
-         dtype == DataType::kUInt32 || dtype == DataType::kUInt64;
-}
-
 }  // namespace kiln

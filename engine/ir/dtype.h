@@ -35,8 +35,19 @@ const char* DataTypeName(DataType dtype);
 std::optional<DataType> ParseDataType(std::string_view name);
 // Storage size of one element in bytes (bool takes one byte).
 int DataTypeBytes(DataType dtype);
-bool IsFloat(DataType dtype);
-bool IsSignedInt(DataType dtype);
-bool IsUnsignedInt(DataType dtype);
+// constexpr so that per-dtype code (DispatchDataType in dtype_dispatch.h) can branch on them
+// with `if constexpr`.
+constexpr bool IsFloat(DataType dtype) {
+  return dtype == DataType::kFloat16 || dtype == DataType::kBFloat16 ||
+         dtype == DataType::kFloat32 || dtype == DataType::kFloat64;
+}
+constexpr bool IsSignedInt(DataType dtype) {
+  return dtype == DataType::kInt8 || dtype == DataType::kInt16 || dtype == DataType::kInt32 ||
+         dtype == DataType::kInt64;
+}
+constexpr bool IsUnsignedInt(DataType dtype) {
+  return dtype == DataType::kUInt8 || dtype == DataType::kUInt16 ||
+         dtype == DataType::kUInt32 || dtype == DataType::kUInt64;
+}
 
 }  // namespace kiln

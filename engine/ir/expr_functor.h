@@ -92,7 +92,4 @@ inline bool IsIterativeKind(ObjectKind kind) {
   return IsDataflowKind(kind) || kind == ObjectKind::kLet;
 }
 
-// Appends the children of `expr` that traversals reach (in evaluation order).
-void ForEachChild(const ExprNode* expr, const std::function<void(const Expr&)>& fn);
-
 }  // namespace kiln

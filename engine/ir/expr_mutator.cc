@@ -1,7 +1,7 @@
 // The iterative, memoizing expression mutator and the post-order rewriter.
 #include "engine/ir/expr_mutator.h"
 
-#include <vector>
+#include "engine/ir/expr_walk.h"
 
 namespace kiln {
 
@@ -14,37 +14,13 @@ Expr ExprMutator::VisitExpr(const Expr& expr) {
     memo_.emplace(expr.get(), result);
     return result;
   }
-  struct Frame {
-    const ExprNode* node;
-    bool expanded;
-  };
-  std::vector<Frame> stack{{expr.get(), false}};
-  std::vector<const ExprNode*> children;
-  while (!stack.empty()) {
-    Frame& top = stack.back();
-    if (memo_.count(top.node)) {
-      stack.pop_back();
-      continue;
-    }
-    if (!top.expanded) {
-      top.expanded = true;
-      children.clear();
-      ForEachChild(top.node, [&](const Expr& child) {
-        if (child && IsIterativeKind(child->kind()) && !memo_.count(child.get()) &&
-            !KeepSubtree(child.get())) {
-          children.push_back(child.get());
-        }
-      });
-      for (auto it = children.rbegin(); it != children.rend(); ++it) {
-        stack.push_back({*it, false});
-      }
-      continue;
-    }
-    const ExprNode* node = top.node;
-    stack.pop_back();
-    Expr result = VisitExpr_(Expr(node));
-    memo_.emplace(node, std::move(result));
-  }
+  WalkPostOrder(
+      expr.get(), ChildSet::kAll,
+      [this](const WalkEdge& edge) {
+        return IsIterativeKind(edge.child->kind()) && !memo_.count(edge.child) &&
+               !KeepSubtree(edge.child);
+      },
+      [this](const ExprNode* node) { memo_.emplace(node, VisitExpr_(Expr(node))); });
   return memo_.at(expr.get());
 }
 
@@ -53,75 +29,39 @@ Expr ExprMutator::VisitGlobalVar_(const GlobalVarNode* op) { return Expr(op); }
 Expr ExprMutator::VisitConstant_(const ConstantNode* op) { return Expr(op); }
 Expr ExprMutator::VisitOp_(const OpNode* op) { return Expr(op); }
 
-namespace {
-// Rewrites each element; returns true when any changed.
-template <typename T>
-bool MutateAll(ExprMutator* self, const std::vector<T>& in, std::vector<T>* out,
-               Expr (ExprMutator::*visit)(const Expr&)) {
-  bool changed = false;
-  out->reserve(in.size());
-  for (const T& item : in) {
-    Expr rewritten = (self->*visit)(item);
-    changed |= !rewritten.same_as(item);
-    out->push_back(Downcast<typename T::element_type>(rewritten));
-  }
-  return changed;
-}
-}  // namespace
-
-Expr ExprMutator::VisitCall_(const CallNode* op) {
-  Expr callee = VisitExpr(op->op);
-  std::vector<Expr> args;
-  bool changed = MutateAll(this, op->args, &args, &ExprMutator::VisitExpr);
-  if (!changed && callee.same_as(op->op)) return Expr(op);
-  return MakeRef<CallNode>(std::move(callee), std::move(args), op->attrs, op->fields());
+// Every kind rebuilds the same way; the per-kind methods exist so that
+// subclasses can override one kind and fall back to this.
+Expr ExprMutator::RebuildWithVisitedChildren(const ExprNode* op) {
+  return RebuildWithChildren(Expr(op), ChildSet::kAll,
+                             [this](const Expr& child) { return VisitExpr(child); });
 }
 
-Expr ExprMutator::VisitTuple_(const TupleNode* op) {
-  std::vector<Expr> fields;
-  if (!MutateAll(this, op->elements, &fields, &ExprMutator::VisitExpr)) return Expr(op);
-  return MakeRef<TupleNode>(std::move(fields), op->fields());
-}
-
+Expr ExprMutator::VisitCall_(const CallNode* op) { return RebuildWithVisitedChildren(op); }
+Expr ExprMutator::VisitTuple_(const TupleNode* op) { return RebuildWithVisitedChildren(op); }
 Expr ExprMutator::VisitTupleGetItem_(const TupleGetItemNode* op) {
-  Expr tuple = VisitExpr(op->tuple);
-  if (tuple.same_as(op->tuple)) return Expr(op);
-  return MakeRef<TupleGetItemNode>(std::move(tuple), op->index, op->fields());
+  return RebuildWithVisitedChildren(op);
 }
+Expr ExprMutator::VisitLet_(const LetNode* op) { return RebuildWithVisitedChildren(op); }
+Expr ExprMutator::VisitIf_(const IfNode* op) { return RebuildWithVisitedChildren(op); }
+Expr ExprMutator::VisitFunction_(const FunctionNode* op) { return RebuildWithVisitedChildren(op); }
 
-Expr ExprMutator::VisitLet_(const LetNode* op) {
-  Var var = Downcast<VarNode>(VisitExpr(op->var));
-  Expr value = VisitExpr(op->value);
-  Expr body = VisitExpr(op->body);
-  if (var.same_as(op->var) && value.same_as(op->value) && body.same_as(op->body)) {
-    return Expr(op);
-  }
-  return MakeRef<LetNode>(std::move(var), std::move(value), std::move(body), op->fields());
-}
-
-Expr ExprMutator::VisitIf_(const IfNode* op) {
-  Expr cond = VisitExpr(op->cond);
-  Expr then_branch = VisitExpr(op->true_branch);
-  Expr else_branch = VisitExpr(op->false_branch);
-  if (cond.same_as(op->cond) && then_branch.same_as(op->true_branch) &&
-      else_branch.same_as(op->false_branch)) {
-    return Expr(op);
-  }
-  return MakeRef<IfNode>(std::move(cond), std::move(then_branch), std::move(else_branch),
-                         op->fields());
-}
-
-Expr ExprMutator::VisitFunction_(const FunctionNode* op) {
-  std::vector<Var> params;
-  bool changed = MutateAll(this, op->params, &params, &ExprMutator::VisitExpr);
-  Expr body = VisitExpr(op->body);
-  if (!changed && body.same_as(op->body)) return Expr(op);
-  return MakeRef<FunctionNode>(std::move(params), std::move(body), op->ret_type, op->attrs,
-                               op->fields());
+absl::StatusOr<Expr> PostOrderRewriter::Rewrite(const Expr& expr) {
+  Expr result = VisitExpr(expr);
+  if (!error_.ok()) return error_;
+  return result;
 }
 
 Expr PostOrderRewriter::VisitExpr_(const Expr& pre) {
+  // After an error the walk finishes without rewriting: nothing it builds is returned.
+  if (!error_.ok()) return pre;
   Expr post = ExprMutator::VisitExpr_(pre);
+  Result result = Dispatch_(pre, post);
+  if (result.ok()) return *std::move(result);
+  error_ = result.status();
+  return pre;
+}
+
+PostOrderRewriter::Result PostOrderRewriter::Dispatch_(const Expr& pre, const Expr& post) {
   switch (pre->kind()) {
     case ObjectKind::kCall: return Rewrite_(pre.as<CallNode>(), post);
     case ObjectKind::kTuple: return Rewrite_(pre.as<TupleNode>(), post);

@@ -6,10 +6,13 @@
 //
 // PostOrderRewriter is the seeds' mixed-mode mutator: override
 // Rewrite_(pre, post) where `pre` is the original node and `post` the node
-// rebuilt over already-rewritten children.
+// rebuilt over already-rewritten children. A Rewrite_ that returns an error
+// stops the rewrite: Rewrite(expr) returns that first error.
 #pragma once
 
 #include <unordered_map>
+
+#include "absl/status/statusor.h"
 
 #include "engine/ir/expr_functor.h"
 
@@ -40,22 +43,34 @@ class ExprMutator : public ExprFunctor<Expr(const Expr&)> {
   Expr VisitIf_(const IfNode* op) override;
   Expr VisitFunction_(const FunctionNode* op) override;
 
+  // `op` over its children rewritten by VisitExpr (`op` itself when none changed).
+  Expr RebuildWithVisitedChildren(const ExprNode* op);
+
   std::unordered_map<const ExprNode*, Expr> memo_;
 };
 
 class PostOrderRewriter : public ExprMutator {
+ public:
+  // The rewritten `expr`, or the first error a Rewrite_ returned (after which
+  // no further Rewrite_ is called).
+  absl::StatusOr<Expr> Rewrite(const Expr& expr);
+
  protected:
-  virtual Expr Rewrite_(const CallNode* /*pre*/, const Expr& post) { return post; }
-  virtual Expr Rewrite_(const TupleNode* /*pre*/, const Expr& post) { return post; }
-  virtual Expr Rewrite_(const TupleGetItemNode* /*pre*/, const Expr& post) { return post; }
-  virtual Expr Rewrite_(const LetNode* /*pre*/, const Expr& post) { return post; }
-  virtual Expr Rewrite_(const IfNode* /*pre*/, const Expr& post) { return post; }
-  virtual Expr Rewrite_(const FunctionNode* /*pre*/, const Expr& post) { return post; }
-  virtual Expr Rewrite_(const VarNode* /*pre*/, const Expr& post) { return post; }
-  virtual Expr Rewrite_(const ConstantNode* /*pre*/, const Expr& post) { return post; }
+  using Result = absl::StatusOr<Expr>;
+  virtual Result Rewrite_(const CallNode* /*pre*/, const Expr& post) { return post; }
+  virtual Result Rewrite_(const TupleNode* /*pre*/, const Expr& post) { return post; }
+  virtual Result Rewrite_(const TupleGetItemNode* /*pre*/, const Expr& post) { return post; }
+  virtual Result Rewrite_(const LetNode* /*pre*/, const Expr& post) { return post; }
+  virtual Result Rewrite_(const IfNode* /*pre*/, const Expr& post) { return post; }
+  virtual Result Rewrite_(const FunctionNode* /*pre*/, const Expr& post) { return post; }
+  virtual Result Rewrite_(const VarNode* /*pre*/, const Expr& post) { return post; }
+  virtual Result Rewrite_(const ConstantNode* /*pre*/, const Expr& post) { return post; }
 
  private:
   Expr VisitExpr_(const Expr& expr) final;
+  Result Dispatch_(const Expr& pre, const Expr& post);
+
+  absl::Status error_;
 };
 
 }  // namespace kiln

@@ -1,48 +1,9 @@
 // The iterative, memoizing expression visitor.
 #include "engine/ir/expr_visitor.h"
 
-#include <vector>
+#include "engine/ir/expr_walk.h"
 
 namespace kiln {
-
-void ForEachChild(const ExprNode* expr, const std::function<void(const Expr&)>& fn) {
-  switch (expr->kind()) {
-    case ObjectKind::kCall: {
-      const auto* call = static_cast<const CallNode*>(expr);
-      fn(call->op);
-      for (const Expr& arg : call->args) fn(arg);
-      break;
-    }
-    case ObjectKind::kTuple:
-      for (const Expr& field : static_cast<const TupleNode*>(expr)->elements) fn(field);
-      break;
-    case ObjectKind::kTupleGetItem:
-      fn(static_cast<const TupleGetItemNode*>(expr)->tuple);
-      break;
-    case ObjectKind::kLet: {
-      const auto* let = static_cast<const LetNode*>(expr);
-      fn(let->var);
-      fn(let->value);
-      fn(let->body);
-      break;
-    }
-    case ObjectKind::kIf: {
-      const auto* node = static_cast<const IfNode*>(expr);
-      fn(node->cond);
-      fn(node->true_branch);
-      fn(node->false_branch);
-      break;
-    }
-    case ObjectKind::kFunction: {
-      const auto* func = static_cast<const FunctionNode*>(expr);
-      for (const Var& param : func->params) fn(param);
-      fn(func->body);
-      break;
-    }
-    default:
-      break;
-  }
-}
 
 void ExprVisitor::VisitExpr(const Expr& expr) {
   if (!expr || visited_.count(expr.get())) return;
@@ -51,37 +12,17 @@ void ExprVisitor::VisitExpr(const Expr& expr) {
     VisitExpr_(expr);
     return;
   }
-  struct Frame {
-    const ExprNode* node;
-    bool expanded;
-  };
-  std::vector<Frame> stack{{expr.get(), false}};
-  std::vector<const ExprNode*> children;
-  while (!stack.empty()) {
-    Frame& top = stack.back();
-    if (visited_.count(top.node)) {
-      stack.pop_back();
-      continue;
-    }
-    if (!top.expanded) {
-      top.expanded = true;
-      children.clear();
-      ForEachChild(top.node, [&](const Expr& child) {
-        if (child && IsIterativeKind(child->kind()) && !visited_.count(child.get())) {
-          children.push_back(child.get());
-        }
+  // Iterative kinds are walked here; the rest are reached from VisitExpr_
+  // through the Visit*_ methods, recursing once per level of nesting.
+  WalkPostOrder(
+      expr.get(), ChildSet::kAll,
+      [this](const WalkEdge& edge) {
+        return IsIterativeKind(edge.child->kind()) && !visited_.count(edge.child);
+      },
+      [this](const ExprNode* node) {
+        visited_.insert(node);
+        VisitExpr_(Expr(node));
       });
-      // Reverse, so the first child is visited first.
-      for (auto it = children.rbegin(); it != children.rend(); ++it) {
-        stack.push_back({*it, false});
-      }
-      continue;
-    }
-    const ExprNode* node = top.node;
-    stack.pop_back();
-    visited_.insert(node);
-    VisitExpr_(Expr(node));
-  }
 }
 
 void ExprVisitor::VisitVar_(const VarNode*) {}

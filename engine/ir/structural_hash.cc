@@ -2,14 +2,14 @@
 //
 // Variables hash by what a definition carries (type annotation, virtual
 // device), never by identity or name, so alpha-equivalent programs hash alike.
-// Spans and checked types are ignored. The walk is an explicit post-order
-// stack with a memo per node: chains cost no stack depth, DAGs stay linear.
+// Spans and checked types are ignored. The walk is WalkPostOrder with a memo
+// per node: chains cost no stack depth, DAGs stay linear.
 #include <functional>
 #include <string>
 #include <unordered_map>
-#include <vector>
 
 #include "engine/ir/expr_functor.h"
+#include "engine/ir/expr_walk.h"
 #include "engine/ir/structural_equal.h"
 
 namespace kiln {
@@ -142,28 +142,11 @@ class StructuralHasher {
   }
 
   uint64_t HashExpr(const ExprNode* root) {
-    struct Frame {
-      const ExprNode* node;
-      bool expanded;
-    };
-    std::vector<Frame> stack{{root, false}};
-    while (!stack.empty()) {
-      Frame& top = stack.back();
-      if (memo_.count(top.node)) {
-        stack.pop_back();
-        continue;
-      }
-      if (!top.expanded) {
-        top.expanded = true;
-        const ExprNode* node = top.node;
-        ForEachChild(node, [&](const Expr& c) {
-          if (c && !memo_.count(c.get())) stack.push_back({c.get(), false});
-        });
-        continue;
-      }
-      const ExprNode* node = top.node;
-      stack.pop_back();
-      memo_.emplace(node, Combine(node));
+    if (!memo_.count(root)) {
+      WalkPostOrder(
+          root, ChildSet::kAll,
+          [this](const WalkEdge& edge) { return !memo_.count(edge.child); },
+          [this](const ExprNode* node) { memo_.emplace(node, Combine(node)); });
     }
     return memo_.at(root);
   }

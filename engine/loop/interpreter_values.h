@@ -32,6 +32,7 @@
 #include <type_traits>
 
 #include "engine/ir/dtype.h"
+#include "engine/ir/dtype_dispatch.h"
 #include "engine/ir/float16.h"
 #include "engine/loop/expr.h"
 
@@ -253,26 +254,38 @@ struct HalfTraits {
 using Float16Traits = HalfTraits<&FloatToHalf, &HalfToFloat>;
 using BFloat16Traits = HalfTraits<&FloatToBFloat16, &BFloat16ToFloat>;
 
+// The traits of each dtype: IntTraits of the stored integer unless specialized below.
+template <DataType D>
+struct TraitsOf {
+  using type = IntTraits<DataTypeStorage<D>>;
+};
+template <>
+struct TraitsOf<DataType::kFloat16> {
+  using type = Float16Traits;
+};
+template <>
+struct TraitsOf<DataType::kBFloat16> {
+  using type = BFloat16Traits;
+};
+template <>
+struct TraitsOf<DataType::kFloat32> {
+  using type = Float32Traits;
+};
+template <>
+struct TraitsOf<DataType::kFloat64> {
+  using type = Float64Traits;
+};
+template <>
+struct TraitsOf<DataType::kBool> {
+  using type = BoolTraits;
+};
+
 // Calls `fn(Traits{})` with the traits of `dtype`.
 template <typename Fn>
 decltype(auto) VisitDataType(DataType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DataType::kFloat16: return fn(Float16Traits{});
-    case DataType::kBFloat16: return fn(BFloat16Traits{});
-    case DataType::kFloat32: return fn(Float32Traits{});
-    case DataType::kFloat64: return fn(Float64Traits{});
-    case DataType::kInt8: return fn(IntTraits<int8_t>{});
-    case DataType::kInt16: return fn(IntTraits<int16_t>{});
-    case DataType::kInt32: return fn(IntTraits<int32_t>{});
-    case DataType::kInt64: return fn(IntTraits<int64_t>{});
-    case DataType::kUInt8: return fn(IntTraits<uint8_t>{});
-    case DataType::kUInt16: return fn(IntTraits<uint16_t>{});
-    case DataType::kUInt32: return fn(IntTraits<uint32_t>{});
-    case DataType::kUInt64: return fn(IntTraits<uint64_t>{});
-    case DataType::kBool: return fn(BoolTraits{});
-  }
-  KILN_UNREACHABLE() << "data type " << static_cast<int>(dtype);
-  return fn(BoolTraits{});
+  return DispatchDataType(dtype, [&fn]<DataType D>() -> decltype(auto) {
+    return fn(typename TraitsOf<D>::type{});
+  });
 }
 
 // ---------------------------------------------------------------------------

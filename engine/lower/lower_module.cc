@@ -17,22 +17,12 @@
 #include "engine/lower/lowering_util.h"
 #include "engine/lower/memory_plan.h"
 #include "engine/op/op_registry.h"
+#include "engine/support/identifier.h"
 #include "engine/support/status_macros.h"
 #include "engine/te/lower_schedule.h"
 
 namespace kiln::lower {
 namespace {
-
-// A valid identifier for printed loop IR: ONNX names hold '/', '.', ':'.
-std::string Identifier(const std::string& hint) {
-  std::string name;
-  for (char c : hint) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    name.push_back(ok ? c : '_');
-  }
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) name = absl::StrCat("v", name);
-  return name;
-}
 
 std::string KernelBaseName(const std::string& op_name) {
   std::string name = absl::StrCat("fused_", op_name);
@@ -123,7 +113,7 @@ class MainLowering {
       }
       std::vector<int>& ids = expr_values_[param.get()];
       for (size_t i = 0; i < leaves->size(); ++i) {
-        std::string base = Identifier(param->name_hint);
+        std::string base = SanitizeIdentifier(param->name_hint);
         if (leaves->size() > 1) absl::StrAppend(&base, "_", i);
         Value value{Value::Origin::kInput, (*leaves)[i].dtype, (*leaves)[i].shape,
                     UniqueName(base)};

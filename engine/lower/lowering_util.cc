@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/ir/expr_walk.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::lower {
@@ -69,37 +70,14 @@ int LeafCount(const Type& type) {
 absl::Status VisitDataflowPostOrder(const Expr& root,
                                     const std::function<absl::Status(const Expr&)>& visit,
                                     const std::function<void(const LetNode&)>& bind_let) {
-  auto child = [](const Expr& node, size_t index) -> const Expr* {
-    if (const auto* call = node.as<CallNode>()) {
-      return index < call->args.size() ? &call->args[index] : nullptr;
-    }
-    if (const auto* tuple = node.as<TupleNode>()) {
-      return index < tuple->elements.size() ? &tuple->elements[index] : nullptr;
-    }
-    if (const auto* get = node.as<TupleGetItemNode>()) return index == 0 ? &get->tuple : nullptr;
-    if (const auto* let = node.as<LetNode>()) {
-      if (index == 0) return &let->value;
-      return index == 1 ? &let->body : nullptr;
-    }
-    return nullptr;
-  };
-  std::vector<std::pair<Expr, size_t>> stack;
-  std::unordered_set<const ExprNode*> seen;
-  stack.emplace_back(root, 0);
-  seen.insert(root.get());
-  while (!stack.empty()) {
-    auto& [node, next] = stack.back();
-    if (const auto* let = node.as<LetNode>(); let != nullptr && next == 1) bind_let(*let);
-    if (const Expr* kid = child(node, next)) {
-      ++next;
-      if (seen.insert(kid->get()).second) stack.emplace_back(*kid, 0);
-      continue;
-    }
-    Expr done = std::move(node);
-    stack.pop_back();
-    KILN_RETURN_IF_ERROR(visit(done));
-  }
-  return absl::OkStatus();
+  std::unordered_set<const ExprNode*> seen{root.get()};
+  return WalkPostOrder(
+      root.get(), ChildSet::kDataflow,
+      [&](const WalkEdge& edge) {
+        if (edge.role == ChildRole::kLetBody) bind_let(*static_cast<const LetNode*>(edge.parent));
+        return seen.insert(edge.child).second;
+      },
+      [&](const ExprNode* node) { return visit(Expr(node)); });
 }
 
 }  // namespace kiln::lower

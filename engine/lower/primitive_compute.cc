@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "engine/ir/float16.h"
+#include "engine/ir/dtype_dispatch.h"
 #include "engine/lower/lowering_util.h"
 #include "engine/op/op_registry.h"
 #include "engine/support/status_macros.h"
@@ -26,24 +26,17 @@ T ReadElement(const TensorDataNode& data) {
 // The one element of `data` as an immediate of its dtype.
 loop::PrimExpr ScalarImmediate(const TensorDataNode& data) {
   loop::PrimType type{data.dtype, 1};
-  switch (data.dtype) {
-    case DataType::kFloat16: return loop::FloatImm(HalfToFloat(ReadElement<uint16_t>(data)), type);
-    case DataType::kBFloat16:
-      return loop::FloatImm(BFloat16ToFloat(ReadElement<uint16_t>(data)), type);
-    case DataType::kFloat32: return loop::FloatImm(ReadElement<float>(data), type);
-    case DataType::kFloat64: return loop::FloatImm(ReadElement<double>(data), type);
-    case DataType::kInt8: return loop::IntImm(ReadElement<int8_t>(data), type);
-    case DataType::kInt16: return loop::IntImm(ReadElement<int16_t>(data), type);
-    case DataType::kInt32: return loop::IntImm(ReadElement<int32_t>(data), type);
-    case DataType::kInt64: return loop::IntImm(ReadElement<int64_t>(data), type);
-    case DataType::kUInt8: return loop::IntImm(ReadElement<uint8_t>(data), type);
-    case DataType::kUInt16: return loop::IntImm(ReadElement<uint16_t>(data), type);
-    case DataType::kUInt32: return loop::IntImm(ReadElement<uint32_t>(data), type);
-    // Stored as its two's-complement bit pattern, as ReduceIdentity does.
-    case DataType::kUInt64: return loop::IntImm(ReadElement<int64_t>(data), type);
-    case DataType::kBool: return loop::IntImm(ReadElement<uint8_t>(data) != 0 ? 1 : 0, type);
-  }
-  return loop::IntImm(0, type);
+  return DispatchDataType(data.dtype, [&]<DataType D>() -> loop::PrimExpr {
+    const DataTypeStorage<D> element = ReadElement<DataTypeStorage<D>>(data);
+    if constexpr (IsFloat(D)) {
+      return loop::FloatImm(ElementToDouble<D>(element), type);
+    } else if constexpr (D == DataType::kBool) {
+      return loop::IntImm(element != 0 ? 1 : 0, type);
+    } else {
+      // uint64 is stored as its two's-complement bit pattern, as ReduceIdentity does.
+      return loop::IntImm(static_cast<int64_t>(element), type);
+    }
+  });
 }
 
 std::vector<loop::PrimExpr> AsIndices(const std::vector<loop::Var>& vars) {

@@ -58,15 +58,28 @@ absl::Status RunLoweredModule(const LoweredModule& lowered,
   return loop::RunModuleFunction(lowered.module, "main", args, options);
 }
 
-std::vector<loop::HostTensor> MakeOutputTensors(const LoweredModule& lowered) {
-  std::vector<loop::HostTensor> outputs;
+namespace {
+
+// Zero-filled tensors for main's parameters [first, first + count).
+std::vector<loop::HostTensor> ZeroParams(const LoweredModule& lowered, int first, int count) {
+  std::vector<loop::HostTensor> tensors;
   const loop::PrimFuncNode* main = Main(lowered);
-  if (main == nullptr) return outputs;
-  for (int i = 0; i < lowered.num_outputs; ++i) {
-    const loop::Buffer& param = main->param_buffer(lowered.num_inputs + i);
-    outputs.push_back(loop::HostTensor::Zeros(param->dtype, param->shape));
+  if (main == nullptr) return tensors;
+  for (int i = first; i < first + count; ++i) {
+    const loop::Buffer& param = main->param_buffer(i);
+    tensors.push_back(loop::HostTensor::Zeros(param->dtype, param->shape));
   }
-  return outputs;
+  return tensors;
+}
+
+}  // namespace
+
+std::vector<loop::HostTensor> MakeInputTensors(const LoweredModule& lowered) {
+  return ZeroParams(lowered, 0, lowered.num_inputs);
+}
+
+std::vector<loop::HostTensor> MakeOutputTensors(const LoweredModule& lowered) {
+  return ZeroParams(lowered, lowered.num_inputs, lowered.num_outputs);
 }
 
 }  // namespace kiln::lower

@@ -20,8 +20,9 @@ absl::Status RunLoweredModule(const LoweredModule& lowered,
                               const std::vector<loop::HostTensor*>& outputs,
                               const loop::InterpreterOptions& options = {});
 
-// The output tensors main writes, zero-filled with the right dtypes and
-// shapes (for callers that do not preallocate).
+// The input tensors main reads and the output tensors it writes, zero-filled
+// with the right dtypes and shapes (for callers that do not preallocate).
+std::vector<loop::HostTensor> MakeInputTensors(const LoweredModule& lowered);
 std::vector<loop::HostTensor> MakeOutputTensors(const LoweredModule& lowered);
 
 }  // namespace kiln::lower

@@ -49,25 +49,25 @@ TypeRelation WithDTypeCheck(DTypeClass cls, TypeRelation relation) {
   };
 }
 
-void Unary(OpRegistry& registry, const char* name, DTypeClass cls, const char* summary,
-           TypeRelation relation = IdentityRelation) {
+OpEntry& Unary(OpRegistry& registry, const char* name, DTypeClass cls, const char* summary,
+               TypeRelation relation = IdentityRelation) {
   OpEntry entry;
   entry.name = name;
   entry.summary = summary;
   entry.relation = WithDTypeCheck(cls, std::move(relation));
   entry.pattern = OpPattern::kElementwise;
-  registry.Register(std::move(entry));
+  return registry.Register(std::move(entry));
 }
 
-void Binary(OpRegistry& registry, const char* name, DTypeClass cls, const char* summary,
-            TypeRelation relation = BroadcastRelation) {
+OpEntry& Binary(OpRegistry& registry, const char* name, DTypeClass cls, const char* summary,
+                TypeRelation relation = BroadcastRelation) {
   OpEntry entry;
   entry.name = name;
   entry.summary = summary;
   entry.min_args = entry.max_args = 2;
   entry.relation = WithDTypeCheck(cls, std::move(relation));
   entry.pattern = OpPattern::kBroadcast;
-  registry.Register(std::move(entry));
+  return registry.Register(std::move(entry));
 }
 
 absl::StatusOr<Type> BoolOfInput(const TypeRelationInput& in) {
@@ -98,7 +98,7 @@ void RegisterElementwiseOps(OpRegistry& registry) {
                            "acosh", "atanh"}) {
     Unary(registry, trig, C::kFloat, "trigonometric function");
   }
-  Unary(registry, "nn.relu", C::kNumeric, "max(x, 0)");
+  Unary(registry, "nn.relu", C::kNumeric, "max(x, 0)").scale_axis = ScaleAxisRule::kChannelwise;
   Unary(registry, "softplus", C::kFloat, "log(1 + e^x)");
   Unary(registry, "logical_not", C::kBool, "not x");
   Unary(registry, "bitwise_not", C::kInteger, "~x");
@@ -107,7 +107,7 @@ void RegisterElementwiseOps(OpRegistry& registry) {
   Unary(registry, "isinf", C::kFloat, "x is +inf or -inf", BoolOfInput);
 
   // Binary arithmetic with broadcasting.
-  Binary(registry, "add", C::kNumeric, "a + b");
+  Binary(registry, "add", C::kNumeric, "a + b").scale_axis = ScaleAxisRule::kChannelwise;
   Binary(registry, "subtract", C::kNumeric, "a - b");
   Binary(registry, "multiply", C::kNumeric, "a * b");
   Binary(registry, "divide", C::kNumeric, "a / b (integers truncate toward zero)");

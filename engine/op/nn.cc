@@ -305,6 +305,7 @@ void RegisterNnOps(OpRegistry& registry) {
     e.attrs = {{"units", AttrKind::kInt, AttrValue(0),
                 "output features when known (0: from the weight)", CheckNonNegative}};
     e.relation = DenseRelation;
+    e.scale_axis = ScaleAxisRule::kDenseLayer;
     registry.Register(std::move(e));
   }
   {
@@ -315,6 +316,7 @@ void RegisterNnOps(OpRegistry& registry) {
                {"transpose_b", AttrKind::kBool, AttrValue(false), "use b's last two dims swapped",
                 nullptr}};
     e.relation = MatmulRelation;
+    e.scale_axis = ScaleAxisRule::kMatmulLayer;
     registry.Register(std::move(e));
   }
   {
@@ -322,6 +324,7 @@ void RegisterNnOps(OpRegistry& registry) {
                       OpPattern::kBroadcast);
     e.attrs = {{"axis", AttrKind::kInt, AttrValue(1), "the axis bias runs along", nullptr}};
     e.relation = BiasAddRelation;
+    e.scale_axis = ScaleAxisRule::kChannelwise;
     registry.Register(std::move(e));
   }
   {

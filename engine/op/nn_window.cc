@@ -372,6 +372,7 @@ void RegisterConv(OpRegistry& registry, int n) {
   entry.attrs = ConvAttrs(n);
   entry.relation = [n](const TypeRelationInput& in) { return ConvRelation(in, n); };
   entry.pattern = OpPattern::kOutElementwiseFusable;
+  entry.scale_axis = ScaleAxisRule::kConvLayer;
   registry.Register(std::move(entry));
 }
 

@@ -53,14 +53,29 @@ const OpRegistry& OpRegistry::Global() {
 
 OpEntry& OpRegistry::Register(OpEntry entry) {
   std::string name = entry.name;
+  entry.op = GetOp(name);
   auto [it, inserted] = entries_.emplace(name, std::move(entry));
   KILN_CHECK(inserted) << "operator " << name << " registered twice";
+  // std::map never moves its values: the pointer stays valid.
+  by_handle_.emplace(it->second.op.get(), &it->second);
   return it->second;
 }
 
 const OpEntry* OpRegistry::Find(std::string_view name) const {
   auto it = entries_.find(name);
   return it == entries_.end() ? nullptr : &it->second;
+}
+
+const OpEntry& OpRegistry::Get(std::string_view name) const {
+  const OpEntry* entry = Find(name);
+  KILN_CHECK(entry != nullptr) << "operator " << name << " is not registered";
+  return *entry;
+}
+
+const OpEntry* OpRegistry::FindCallee(const Expr& callee) const {
+  if (!callee.defined()) return nullptr;
+  auto it = by_handle_.find(callee.get());
+  return it == by_handle_.end() ? nullptr : it->second;
 }
 
 void OpRegistry::SetCompute(std::string_view name, ComputeDefinition compute) {

@@ -6,6 +6,13 @@
 //
 // Registration is one explicit call, RegisterBuiltinOps(), never a static
 // initializer: the linker cannot drop an op and the order is deterministic.
+//
+// Passes tell ops apart by identity, never by name. Op handles are interned
+// (GetOp: one OpNode per name) and each entry holds its op's handle, so
+// IsOp(call->op, entry) is a pointer comparison. A pass looks up the entries
+// it matches once (OpRegistry::Get into a function-local static) and, where it
+// asks about a class of ops, reads a property of the entry instead
+// (scale_axis; FindCallee gives a callee's entry).
 #pragma once
 
 #include <functional>
@@ -13,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -75,6 +83,18 @@ struct ComputeInput {
 using ComputeDefinition =
     std::function<absl::StatusOr<std::vector<te::Tensor>>(const ComputeInput&)>;
 
+// How FoldScaleAxis moves a per-channel scale across a call of the op: into a
+// layer's weight, through a link of the chain above a layer, or (for the
+// positivity of a scale) through an op that only rearranges values.
+enum class ScaleAxisRule {
+  kNone,          // a scale stops here
+  kConvLayer,     // nn.conv1d/2d/3d: channels on axis 1 of data and result; weight O, I, ...
+  kDenseLayer,    // nn.dense: channels last; weight (N, K)
+  kMatmulLayer,   // nn.matmul: channels last; weight axes by transpose_b
+  kChannelwise,   // nn.relu, add, nn.bias_add: a backward fold passes through to the layer
+  kRearrange,     // reshape, expand_dims, squeeze: moves values, keeps their signs
+};
+
 struct OpEntry {
   std::string name;
   std::string summary;
@@ -89,18 +109,45 @@ struct OpEntry {
   // interpreter and code generation alike. Null only for ops with no data
   // semantics of their own (device annotations).
   ComputeDefinition compute;
+  ScaleAxisRule scale_axis = ScaleAxisRule::kNone;
+  // This op's handle, GetOp(name), set by OpRegistry::Register.
+  Op op;
 
   const AttrField* FindAttr(std::string_view key) const;
 };
 
+// True when `callee` (a call's op) is the op of `entry`: handles are
+// interned, so this compares pointers, never names.
+inline bool IsOp(const Expr& callee, const OpEntry& entry) {
+  return callee.defined() && callee.same_as(entry.op);
+}
+// The call when `expr` is a call of the op of `entry`, else null.
+inline const CallNode* AsCallOf(const Expr& expr, const OpEntry& entry) {
+  const auto* call = expr.as<CallNode>();
+  return call != nullptr && IsOp(call->op, entry) ? call : nullptr;
+}
+
 class OpRegistry {
  public:
+  OpRegistry() = default;
+  // Not copyable: the handle index points into `entries_`.
+  OpRegistry(const OpRegistry&) = delete;
+  OpRegistry& operator=(const OpRegistry&) = delete;
+
   // The process-wide registry with every builtin op (registered on first use).
   static const OpRegistry& Global();
 
-  // Adds `entry`; a second entry of the same name is a Kiln bug (CHECK).
+  // Adds `entry` and sets its handle; a second entry of the same name is a
+  // Kiln bug (CHECK).
   OpEntry& Register(OpEntry entry);
   const OpEntry* Find(std::string_view name) const;
+  // The entry of registered op `name`; any other name is a Kiln bug (CHECK).
+  // Passes look up the ops they match once, e.g.
+  //   static const OpEntry& add = OpRegistry::Global().Get("add");
+  const OpEntry& Get(std::string_view name) const;
+  // The entry whose handle `callee` is (a pointer lookup), or null when
+  // `callee` is not a registered op's handle (a function, a variable, ...).
+  const OpEntry* FindCallee(const Expr& callee) const;
   // Attaches the compute definition of an already registered op (CHECK).
   void SetCompute(std::string_view name, ComputeDefinition compute);
   // In name order (deterministic listings).
@@ -108,6 +155,7 @@ class OpRegistry {
 
  private:
   std::map<std::string, OpEntry, std::less<>> entries_;
+  std::unordered_map<const ExprNode*, const OpEntry*> by_handle_;
 };
 
 void RegisterBuiltinOps(OpRegistry& registry);

@@ -444,6 +444,7 @@ void RegisterTransformOps(OpRegistry& registry) {
                     CheckNewShape}};
     entry.relation = ReshapeRelation;
     entry.non_computational = true;
+    entry.scale_axis = ScaleAxisRule::kRearrange;
     registry.Register(std::move(entry));
   }
   {
@@ -459,6 +460,7 @@ void RegisterTransformOps(OpRegistry& registry) {
                     "axes to remove; empty removes every static extent-1 axis", nullptr}};
     entry.relation = SqueezeRelation;
     entry.non_computational = true;
+    entry.scale_axis = ScaleAxisRule::kRearrange;
     registry.Register(std::move(entry));
   }
   {
@@ -469,6 +471,7 @@ void RegisterTransformOps(OpRegistry& registry) {
         {"num_newaxis", AttrKind::kInt, AttrValue(1), "how many axes to insert", CheckNonNegative}};
     entry.relation = ExpandDimsRelation;
     entry.non_computational = true;
+    entry.scale_axis = ScaleAxisRule::kRearrange;
     registry.Register(std::move(entry));
   }
   {

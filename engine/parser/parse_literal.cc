@@ -8,15 +8,13 @@
 
 #include "engine/parser/diagnostic.h"
 #include "engine/parser/parser_impl.h"
+#include "engine/support/identifier.h"
 #include "engine/support/request_limits.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::parser_internal {
 
 namespace {
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsIdentStart(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 
 // A number token split as the lexer built it: [-]digits[.digits][e[+-]digits] suffix.
 struct NumberParts {
@@ -464,8 +462,8 @@ absl::StatusOr<Span> Parser::ParseSpanText(const Token& token) {
       }
       source = interned;
     } else if (i < text.size() && IsIdentStart(text[i])) {
-      while (i < text.size() && (IsIdentStart(text[i]) || IsDigit(text[i]) || text[i] == '.' ||
-                                 text[i] == '-' || text[i] == '/')) {
+      while (i < text.size() && (IsIdentChar(text[i]) || text[i] == '.' || text[i] == '-' ||
+                                 text[i] == '/')) {
         ++i;
       }
       SourceName& interned = source_names_[text.substr(begin, i - begin)];

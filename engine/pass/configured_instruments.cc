@@ -6,8 +6,8 @@
 
 namespace kiln {
 
-absl::StatusOr<ConfiguredInstruments> AddConfiguredInstruments(PassContext& context,
-                                                               std::ostream* log) {
+absl::StatusOr<ConfiguredInstruments> AddConfiguredInstruments(
+    PassContext& context, std::ostream* log, const ModuleTypeInference& infer_types) {
   ConfiguredInstruments added;
   std::string coverage = context.GetConfig<std::string>(kConfigSpanCoverage);
   if (coverage != "off" && coverage != "report" && coverage != "strict") {
@@ -16,7 +16,13 @@ absl::StatusOr<ConfiguredInstruments> AddConfiguredInstruments(PassContext& cont
   }
   if (context.GetConfig<bool>(kConfigVerifyEach)) {
     VerifierOptions options;
-    options.check_types = context.GetConfig<bool>(kConfigVerifyTypes);
+    if (context.GetConfig<bool>(kConfigVerifyTypes)) {
+      if (!infer_types) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "config option '", kConfigVerifyTypes, "' needs a type inference, and none was given"));
+      }
+      options.infer_types = infer_types;
+    }
     added.verifier = std::make_shared<Verifier>(options);
     context.AddInstrument(added.verifier);
   }

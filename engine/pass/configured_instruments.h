@@ -23,9 +23,11 @@ struct ConfiguredInstruments {
 };
 
 // Adds them to `context` (before it is entered), in the order verifier, span
-// coverage, bisect. `log` receives the bisect lines. An invalid
-// pass.span_coverage value is an error.
-absl::StatusOr<ConfiguredInstruments> AddConfiguredInstruments(PassContext& context,
-                                                               std::ostream* log = nullptr);
+// coverage, bisect. `log` receives the bisect lines; `infer_types` serves
+// pass.verify_types. An invalid pass.span_coverage value, or pass.verify_types
+// without a type inference, is an error.
+absl::StatusOr<ConfiguredInstruments> AddConfiguredInstruments(
+    PassContext& context, std::ostream* log = nullptr,
+    const ModuleTypeInference& infer_types = nullptr);
 
 }  // namespace kiln

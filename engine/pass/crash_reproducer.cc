@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/pass/pipeline.h"
 #include "engine/printer/printer.h"
+#include "engine/support/identifier.h"
 
 namespace kiln {
 namespace {
@@ -25,12 +26,7 @@ std::string Commented(std::string_view text) {
 // A shell word for the RUN line: quoted when it holds anything but plain
 // characters.
 std::string ShellWord(std::string_view word) {
-  bool plain = !word.empty();
-  for (char c : word) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.' || c == ',' || c == '=' || c == '/' || c == ':';
-    if (!ok) plain = false;
-  }
+  const bool plain = !word.empty() && AllIdentChars(word, "-.,=/:");
   if (plain) return std::string(word);
   std::string quoted = "'";
   for (char c : word) {
@@ -41,17 +37,6 @@ std::string ShellWord(std::string_view word) {
     }
   }
   return quoted + "'";
-}
-
-// File names keep only characters safe everywhere.
-std::string FileSafe(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.';
-    out += ok ? c : '_';
-  }
-  return out;
 }
 
 }  // namespace
@@ -95,8 +80,9 @@ absl::Status CrashReproducer::RunAfterPassFailed(const IRModule& module_before,
     return absl::UnavailableError(absl::StrCat("cannot create reproducer directory '",
                                                options_.directory, "': ", ec.message()));
   }
+  // The file name keeps only characters safe everywhere.
   std::string path = (std::filesystem::path(options_.directory) /
-                      absl::StrCat("reproducer_", FileSafe(pass.name()), ".kir"))
+                      absl::StrCat("reproducer_", ReplaceNonIdentChars(pass.name(), "-."), ".kir"))
                          .string();
   PrintOptions print_options;
   print_options.show_metadata = true;  // constants must survive the round trip

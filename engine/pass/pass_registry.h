@@ -2,7 +2,7 @@
 // factory. It is how pipelines (`FoldConstant,FuseOps{fuse_opt_level=2}`),
 // `kiln-opt --list-passes`, the service's ListPasses and Sequential's
 // required-pass resolution find passes. Filled by one explicit call,
-// RegisterBuiltinPasses() (engine/transform/builtin_passes.cc), never by
+// RegisterBuiltinPasses() (engine/transform/builtin_passes.h), never by
 // static initializers: the linker cannot drop a pass, and the order is fixed.
 #pragma once
 
@@ -74,8 +74,8 @@ class PassRegistry {
   PassRegistry(const PassRegistry&) = delete;
   PassRegistry& operator=(const PassRegistry&) = delete;
 
-  // The process-wide registry. It starts empty: the driver (and kiln-opt)
-  // calls RegisterBuiltinPasses(PassRegistry::Global()) once at startup.
+  // The process-wide registry. It starts empty: the driver fills it once,
+  // with RegisterBuiltinPasses and RegisterLoopPasses.
   static PassRegistry& Global();
 
   // A duplicate name, an empty name, a missing factory or an option default of
@@ -118,9 +118,5 @@ class RegisteredPassNode final : public PassNode {
   std::string registered_name_;
   PassOptions::Given options_;
 };
-
-// Registers every builtin pass. Defined in engine/transform/builtin_passes.cc
-// (the transform layer owns the passes; this layer only declares the hook).
-void RegisterBuiltinPasses(PassRegistry& registry);
 
 }  // namespace kiln

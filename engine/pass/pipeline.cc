@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/parser/diagnostic.h"
+#include "engine/support/identifier.h"
 #include "engine/support/request_limits.h"
 
 namespace kiln {
@@ -28,10 +29,7 @@ class PipelineParser {
   }
 
  private:
-  static bool IsNameStart(char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-  }
-  static bool IsNameChar(char c) { return IsNameStart(c) || (c >= '0' && c <= '9') || c == '.'; }
+  static bool IsNameChar(char c) { return IsIdentChar(c) || c == '.'; }
   static bool IsValueChar(char c) {
     return c != ',' && c != '{' && c != '}' && c != '(' && c != ')' && c != '=' && c != '"' &&
            c != ' ' && c != '\t' && c != '\n' && c != '\r';
@@ -76,7 +74,7 @@ class PipelineParser {
   absl::StatusOr<std::string> ParseName(std::string_view what) {
     SkipSpace();
     size_t start = pos_;
-    if (pos_ >= text_.size() || !IsNameStart(text_[pos_])) {
+    if (pos_ >= text_.size() || !IsIdentStart(text_[pos_])) {
       return Error(pos_, absl::StrCat("expected ", std::string(what)));
     }
     while (pos_ < text_.size() && IsNameChar(text_[pos_])) ++pos_;

@@ -9,7 +9,6 @@
 #include "engine/ir/expr_mutator.h"
 #include "engine/ir/expr_visitor.h"
 #include "engine/ir/structural_equal.h"
-#include "engine/op/type_inference.h"
 #include "engine/printer/printer.h"
 #include "engine/support/status_macros.h"
 
@@ -166,7 +165,7 @@ std::vector<Expr> PostOrder(const Expr& expr) {
   return nodes;
 }
 
-absl::Status CheckTypes(const IRModule& module) {
+absl::Status CheckTypes(const IRModule& module, const ModuleTypeInference& infer_types) {
   std::vector<IRModuleNode::Entry> stripped;
   TypeStripper stripper;
   for (const auto& [name, function] : module->functions) {
@@ -177,7 +176,7 @@ absl::Status CheckTypes(const IRModule& module) {
     }
     stripped.emplace_back(name, Downcast<BaseFuncNode>(stripper.VisitExpr(function)));
   }
-  absl::StatusOr<IRModule> inferred = InferType(MakeModule(std::move(stripped), module->attrs));
+  absl::StatusOr<IRModule> inferred = infer_types(MakeModule(std::move(stripped), module->attrs));
   if (!inferred.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("the module no longer type-checks: ",
                                                    std::string(inferred.status().message())));
@@ -212,7 +211,7 @@ absl::Status VerifyModule(const IRModule& module, const VerifierOptions& options
     if (function->kind() != ObjectKind::kFunction) continue;
     KILN_RETURN_IF_ERROR(ScopeChecker(module).Check(function));
   }
-  if (options.check_types) return CheckTypes(module);
+  if (options.infer_types) return CheckTypes(module, options.infer_types);
   return absl::OkStatus();
 }
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/ir/dtype_dispatch.h"
 #include "engine/ir/expr_visitor.h"
 #include "engine/ir/virtual_device.h"
 #include "engine/loop/prim_func.h"
@@ -82,32 +83,17 @@ Json ScalarJson(const TensorDataNode& data) {
     std::memcpy(&value, data.bytes.data(), sizeof(value));
     return value;
   };
-  switch (data.dtype) {
-    case DataType::kFloat32:
-      return FloatJson(load(float{}));
-    case DataType::kFloat64:
-      return FloatJson(load(double{}));
-    case DataType::kInt8:
-      return load(int8_t{});
-    case DataType::kInt16:
-      return load(int16_t{});
-    case DataType::kInt32:
-      return load(int32_t{});
-    case DataType::kInt64:
-      return load(int64_t{});
-    case DataType::kUInt8:
-      return load(uint8_t{});
-    case DataType::kUInt16:
-      return load(uint16_t{});
-    case DataType::kUInt32:
-      return load(uint32_t{});
-    case DataType::kUInt64:
-      return load(uint64_t{});
-    case DataType::kBool:
-      return load(uint8_t{}) != 0;
-    default:
-      return nullptr;  // float16 / bfloat16: no exact JSON number
-  }
+  return DispatchDataType(data.dtype, [&]<DataType D>() -> Json {
+    if constexpr (D == DataType::kFloat16 || D == DataType::kBFloat16) {
+      return nullptr;  // no exact JSON number
+    } else if constexpr (IsFloat(D)) {
+      return FloatJson(load(DataTypeStorage<D>{}));
+    } else if constexpr (D == DataType::kBool) {
+      return load(DataTypeStorage<D>{}) != 0;
+    } else {
+      return load(DataTypeStorage<D>{});
+    }
+  });
 }
 
 // The node table's order: post-order from the parameters, each distinct

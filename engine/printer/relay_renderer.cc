@@ -20,7 +20,17 @@ class RelayRenderer final : public TextRenderer {
   using TextRenderer::TextRenderer;
 
  protected:
-  void RenderStmtBody(const StmtDoc& stmt) override;
+  void RenderAssignDoc(const AssignDocNode& assign) override;
+  void RenderReturnDoc(const ReturnDocNode& ret) override;
+  void RenderExprStmtDoc(const ExprStmtDocNode& stmt) override;
+  void RenderIfDoc(const IfDocNode& if_doc) override;
+  void RenderWhileDoc(const WhileDocNode& loop) override;
+  void RenderForDoc(const ForDocNode& loop) override;
+  void RenderScopeDoc(const ScopeDocNode& scope) override;
+  void RenderFunctionDoc(const FunctionDocNode& function) override;
+  void RenderClassDoc(const ClassDocNode& class_doc) override;
+  std::string_view CommentMarker() const override { return "// "; }
+  std::string_view MetadataHeader() const override { return "#[metadata]"; }
   void RenderId(const IdDocNode& id) override;
   void RenderLiteral(const LiteralDocNode& literal) override;
   void RenderTuple(const TupleDocNode& tuple) override;
@@ -38,7 +48,6 @@ class RelayRenderer final : public TextRenderer {
   void RenderArgs(const std::vector<AssignDoc>& args);
   // Statements of a scope, one level deeper, then the closing brace at this level.
   void RenderBracedBody(const std::vector<StmtDoc>& body);
-  void RenderFunctionDoc(const FunctionDocNode& function);
 };
 
 void RelayRenderer::RenderId(const IdDocNode& id) {
@@ -221,126 +230,93 @@ void RelayRenderer::RenderLanguageSpecificExpr(const ExprDoc& expr) {
   }
 }
 
-void RelayRenderer::RenderStmtBody(const StmtDoc& stmt) {
-  switch (stmt->kind()) {
-    case DocKind::kAssign: {
-      const auto& doc = static_cast<const AssignDocNode&>(*stmt);
-      WriteIndent();
-      if (doc.is_let) out_.append("let ");
-      RenderBinding(doc);
-      if (doc.rhs) {
-        out_.append(" = ");
-        RenderExpr(doc.rhs);
-      }
-      if (!doc.comment.empty()) AppendComment(doc.comment);
-      out_.append(";\n");
-      break;
-    }
-    case DocKind::kReturn: {
-      const auto& doc = static_cast<const ReturnDocNode&>(*stmt);
-      WriteIndent();
-      RenderExpr(doc.value);
-      if (!doc.comment.empty()) AppendComment(doc.comment);
-      out_.push_back('\n');
-      break;
-    }
-    case DocKind::kExprStmt: {
-      const auto& doc = static_cast<const ExprStmtDocNode&>(*stmt);
-      WriteIndent();
-      RenderExpr(doc.expr);
-      if (!doc.comment.empty()) AppendComment(doc.comment);
-      out_.append(";\n");
-      break;
-    }
-    case DocKind::kComment: {
-      WriteCommentLines(static_cast<const CommentDocNode&>(*stmt).text, "// ");
-      break;
-    }
-    case DocKind::kIf: {
-      const auto& doc = static_cast<const IfDocNode&>(*stmt);
-      WriteIndent();
-      out_.append("if (");
-      RenderExpr(doc.predicate);
-      out_.append(") ");
-      RenderBracedBody(doc.then_branch);
-      if (!doc.else_branch.empty()) {
-        out_.append(" else ");
-        RenderBracedBody(doc.else_branch);
-      }
-      if (!doc.comment.empty()) AppendComment(doc.comment);
-      out_.push_back('\n');
-      break;
-    }
-    case DocKind::kWhile: {
-      const auto& doc = static_cast<const WhileDocNode&>(*stmt);
-      WriteIndent();
-      out_.append("while (");
-      RenderExpr(doc.predicate);
-      out_.append(") ");
-      RenderBracedBody(doc.body);
-      if (!doc.comment.empty()) AppendComment(doc.comment);
-      out_.push_back('\n');
-      break;
-    }
-    case DocKind::kFor: {
-      const auto& doc = static_cast<const ForDocNode&>(*stmt);
-      WriteIndent();
-      out_.append("for (");
-      RenderExpr(doc.lhs);
-      out_.append(" in ");
-      RenderExpr(doc.rhs);
-      out_.append(") ");
-      RenderBracedBody(doc.body);
-      if (!doc.comment.empty()) AppendComment(doc.comment);
-      out_.push_back('\n');
-      break;
-    }
-    case DocKind::kScope: {
-      const auto& doc = static_cast<const ScopeDocNode&>(*stmt);
-      WriteIndent();
-      out_.append("with (");
-      RenderExpr(doc.rhs);
-      out_.push_back(')');
-      if (doc.lhs) {
-        out_.append(" as ");
-        RenderExpr(doc.lhs);
-      }
-      out_.push_back(' ');
-      RenderBracedBody(doc.body);
-      if (!doc.comment.empty()) AppendComment(doc.comment);
-      out_.push_back('\n');
-      break;
-    }
-    case DocKind::kFunction:
-      RenderFunctionDoc(static_cast<const FunctionDocNode&>(*stmt));
-      break;
-    case DocKind::kClass: {
-      const auto& doc = static_cast<const ClassDocNode&>(*stmt);
-      for (const ExprDoc& decorator : doc.decorators) {
-        WriteIndent();
-        out_.append("#[");
-        RenderExpr(decorator);
-        out_.append("]\n");
-      }
-      for (size_t i = 0; i < doc.functions.size(); ++i) {
-        if (i != 0) out_.push_back('\n');
-        RenderStmt(doc.functions[i]);
-      }
-      break;
-    }
-    case DocKind::kStmtBlock:
-      RenderStmts(static_cast<const StmtBlockDocNode&>(*stmt).stmts);
-      break;
-    case DocKind::kMetadata: {
-      const auto& doc = static_cast<const MetadataDocNode&>(*stmt);
-      if (!out_.empty()) out_.push_back('\n');
-      WriteIndent();
-      out_.append("#[metadata]\n");
-      for (const AssignDoc& entry : doc.entries) RenderStmt(entry);
-      break;
-    }
-    default:
-      break;
+void RelayRenderer::RenderAssignDoc(const AssignDocNode& assign) {
+  WriteIndent();
+  if (assign.is_let) out_.append("let ");
+  RenderBinding(assign);
+  if (assign.rhs) {
+    out_.append(" = ");
+    RenderExpr(assign.rhs);
+  }
+  if (!assign.comment.empty()) AppendComment(assign.comment);
+  out_.append(";\n");
+}
+
+void RelayRenderer::RenderReturnDoc(const ReturnDocNode& ret) {
+  WriteIndent();
+  RenderExpr(ret.value);
+  if (!ret.comment.empty()) AppendComment(ret.comment);
+  out_.push_back('\n');
+}
+
+void RelayRenderer::RenderExprStmtDoc(const ExprStmtDocNode& stmt) {
+  WriteIndent();
+  RenderExpr(stmt.expr);
+  if (!stmt.comment.empty()) AppendComment(stmt.comment);
+  out_.append(";\n");
+}
+
+void RelayRenderer::RenderIfDoc(const IfDocNode& if_doc) {
+  WriteIndent();
+  out_.append("if (");
+  RenderExpr(if_doc.predicate);
+  out_.append(") ");
+  RenderBracedBody(if_doc.then_branch);
+  if (!if_doc.else_branch.empty()) {
+    out_.append(" else ");
+    RenderBracedBody(if_doc.else_branch);
+  }
+  if (!if_doc.comment.empty()) AppendComment(if_doc.comment);
+  out_.push_back('\n');
+}
+
+void RelayRenderer::RenderWhileDoc(const WhileDocNode& loop) {
+  WriteIndent();
+  out_.append("while (");
+  RenderExpr(loop.predicate);
+  out_.append(") ");
+  RenderBracedBody(loop.body);
+  if (!loop.comment.empty()) AppendComment(loop.comment);
+  out_.push_back('\n');
+}
+
+void RelayRenderer::RenderForDoc(const ForDocNode& loop) {
+  WriteIndent();
+  out_.append("for (");
+  RenderExpr(loop.lhs);
+  out_.append(" in ");
+  RenderExpr(loop.rhs);
+  out_.append(") ");
+  RenderBracedBody(loop.body);
+  if (!loop.comment.empty()) AppendComment(loop.comment);
+  out_.push_back('\n');
+}
+
+void RelayRenderer::RenderScopeDoc(const ScopeDocNode& scope) {
+  WriteIndent();
+  out_.append("with (");
+  RenderExpr(scope.rhs);
+  out_.push_back(')');
+  if (scope.lhs) {
+    out_.append(" as ");
+    RenderExpr(scope.lhs);
+  }
+  out_.push_back(' ');
+  RenderBracedBody(scope.body);
+  if (!scope.comment.empty()) AppendComment(scope.comment);
+  out_.push_back('\n');
+}
+
+void RelayRenderer::RenderClassDoc(const ClassDocNode& class_doc) {
+  for (const ExprDoc& decorator : class_doc.decorators) {
+    WriteIndent();
+    out_.append("#[");
+    RenderExpr(decorator);
+    out_.append("]\n");
+  }
+  for (size_t i = 0; i < class_doc.functions.size(); ++i) {
+    if (i != 0) out_.push_back('\n');
+    RenderStmt(class_doc.functions[i]);
   }
 }
 

@@ -43,7 +43,25 @@ class ScriptRenderer final : public TextRenderer {
       : TextRenderer(options), prefix_(script_options.dialect_prefix) {}
 
  protected:
-  void RenderStmtBody(const StmtDoc& stmt) override;
+  void RenderAssignDoc(const AssignDocNode& assign) override;
+  void RenderReturnDoc(const ReturnDocNode& ret) override {
+    RenderValue(ret.value, bare_target_, ret.comment);
+  }
+  void RenderExprStmtDoc(const ExprStmtDocNode& stmt) override;
+  void RenderIfDoc(const IfDocNode& if_doc) override;
+  void RenderWhileDoc(const WhileDocNode& loop) override;
+  void RenderForDoc(const ForDocNode& loop) override;
+  void RenderScopeDoc(const ScopeDocNode& scope) override;
+  void RenderFunctionDoc(const FunctionDocNode& function) override {
+    RenderDef(function.name, function.args, function.decorators, function.return_type,
+              function.body, function.comment);
+  }
+  void RenderClassDoc(const ClassDocNode& class_doc) override;
+  void RenderStmtBlockDoc(const StmtBlockDocNode& block) override {
+    RenderBody(block.stmts, bare_target_);
+  }
+  std::string_view CommentMarker() const override { return "# "; }
+  std::string_view MetadataHeader() const override { return "# metadata"; }
   void RenderId(const IdDocNode& id) override;
   void RenderLiteral(const LiteralDocNode& literal) override;
   void RenderTuple(const TupleDocNode& tuple) override;
@@ -346,154 +364,115 @@ void ScriptRenderer::RenderValue(const ExprDoc& value, const ValueTarget& target
   EndLine();
 }
 
-void ScriptRenderer::RenderStmtBody(const StmtDoc& stmt) {
-  switch (stmt->kind()) {
-    case DocKind::kAssign: {
-      const auto& doc = static_cast<const AssignDocNode&>(*stmt);
-      const bool unfolds = DocAs<IfExprDocNode>(doc.rhs) || DocAs<FunctionExprDocNode>(doc.rhs) ||
-                           DocAs<BlockExprDocNode>(doc.rhs);
-      if (unfolds && doc.annotation == nullptr && doc.lhs_attrs.empty() &&
-          doc.lhs_comment.empty()) {
-        RenderValue(doc.rhs, ValueTarget{ValueTarget::Kind::kAssign, doc.lhs}, doc.comment);
-        break;
-      }
-      WriteIndent();
-      RenderBinding(doc);
-      if (doc.rhs) {
-        out_.append(" = ");
-        RenderExpr(doc.rhs);
-      }
-      if (!doc.comment.empty()) pending_comments_.push_back(doc.comment);
-      EndLine();
-      break;
-    }
-    case DocKind::kReturn: {
-      const auto& doc = static_cast<const ReturnDocNode&>(*stmt);
-      RenderValue(doc.value, bare_target_, doc.comment);
-      break;
-    }
-    case DocKind::kExprStmt: {
-      const auto& doc = static_cast<const ExprStmtDocNode&>(*stmt);
-      WriteIndent();
-      RenderExpr(doc.expr);
-      if (!doc.comment.empty()) pending_comments_.push_back(doc.comment);
-      EndLine();
-      break;
-    }
-    case DocKind::kComment: {
-      WriteCommentLines(static_cast<const CommentDocNode&>(*stmt).text, "# ");
-      break;
-    }
-    case DocKind::kIf: {
-      const auto& doc = static_cast<const IfDocNode&>(*stmt);
-      WriteIndent();
-      out_.append("if ");
-      RenderExpr(doc.predicate);
-      out_.push_back(':');
-      if (!doc.comment.empty()) pending_comments_.push_back(doc.comment);
-      EndLine();
-      indent_ += kIndentWidth;
-      RenderBody(doc.then_branch, bare_target_);
-      indent_ -= kIndentWidth;
-      if (!doc.else_branch.empty()) {
-        WriteIndent();
-        out_.append("else:\n");
-        indent_ += kIndentWidth;
-        RenderBody(doc.else_branch, bare_target_);
-        indent_ -= kIndentWidth;
-      }
-      break;
-    }
-    case DocKind::kWhile: {
-      const auto& doc = static_cast<const WhileDocNode&>(*stmt);
-      WriteIndent();
-      out_.append("while ");
-      RenderExpr(doc.predicate);
-      out_.push_back(':');
-      if (!doc.comment.empty()) pending_comments_.push_back(doc.comment);
-      EndLine();
-      indent_ += kIndentWidth;
-      RenderBody(doc.body, bare_target_);
-      indent_ -= kIndentWidth;
-      break;
-    }
-    case DocKind::kFor: {
-      const auto& doc = static_cast<const ForDocNode&>(*stmt);
-      WriteIndent();
-      out_.append("for ");
-      RenderExpr(doc.lhs);
-      out_.append(" in ");
-      RenderExpr(doc.rhs);
-      out_.push_back(':');
-      if (!doc.comment.empty()) pending_comments_.push_back(doc.comment);
-      EndLine();
-      indent_ += kIndentWidth;
-      RenderBody(doc.body, bare_target_);
-      indent_ -= kIndentWidth;
-      break;
-    }
-    case DocKind::kScope: {
-      const auto& doc = static_cast<const ScopeDocNode&>(*stmt);
-      WriteIndent();
-      out_.append("with ");
-      RenderExpr(doc.rhs);
-      if (doc.lhs) {
-        out_.append(" as ");
-        RenderExpr(doc.lhs);
-      }
-      out_.push_back(':');
-      if (!doc.comment.empty()) pending_comments_.push_back(doc.comment);
-      EndLine();
-      indent_ += kIndentWidth;
-      RenderBody(doc.body, bare_target_);
-      indent_ -= kIndentWidth;
-      break;
-    }
-    case DocKind::kFunction: {
-      const auto& doc = static_cast<const FunctionDocNode&>(*stmt);
-      RenderDef(doc.name, doc.args, doc.decorators, doc.return_type, doc.body, doc.comment);
-      break;
-    }
-    case DocKind::kClass: {
-      const auto& doc = static_cast<const ClassDocNode&>(*stmt);
-      for (const ExprDoc& decorator : doc.decorators) {
-        WriteIndent();
-        out_.push_back('@');
-        RenderExpr(decorator);
-        EndLine();
-      }
-      WriteIndent();
-      out_.append("class ");
-      RenderExpr(doc.name);
-      out_.push_back(':');
-      if (!doc.comment.empty()) pending_comments_.push_back(doc.comment);
-      EndLine();
-      indent_ += kIndentWidth;
-      for (size_t i = 0; i < doc.functions.size(); ++i) {
-        if (i != 0) out_.push_back('\n');
-        RenderStmt(doc.functions[i]);
-      }
-      if (doc.functions.empty()) {
-        WriteIndent();
-        out_.append("pass\n");
-      }
-      indent_ -= kIndentWidth;
-      break;
-    }
-    case DocKind::kStmtBlock:
-      RenderBody(static_cast<const StmtBlockDocNode&>(*stmt).stmts, bare_target_);
-      break;
-    case DocKind::kMetadata: {
-      const auto& doc = static_cast<const MetadataDocNode&>(*stmt);
-      if (!out_.empty()) out_.push_back('\n');
-      WriteIndent();
-      out_.append("# metadata\n");
-      for (const AssignDoc& entry : doc.entries) RenderStmt(entry);
-      break;
-    }
-    default:
-      break;
+void ScriptRenderer::RenderAssignDoc(const AssignDocNode& assign) {
+  const bool unfolds = DocAs<IfExprDocNode>(assign.rhs) || DocAs<FunctionExprDocNode>(assign.rhs) ||
+                       DocAs<BlockExprDocNode>(assign.rhs);
+  if (unfolds && assign.annotation == nullptr && assign.lhs_attrs.empty() &&
+      assign.lhs_comment.empty()) {
+    RenderValue(assign.rhs, ValueTarget{ValueTarget::Kind::kAssign, assign.lhs}, assign.comment);
+    return;
   }
+  WriteIndent();
+  RenderBinding(assign);
+  if (assign.rhs) {
+    out_.append(" = ");
+    RenderExpr(assign.rhs);
+  }
+  if (!assign.comment.empty()) pending_comments_.push_back(assign.comment);
+  EndLine();
+}
+
+void ScriptRenderer::RenderExprStmtDoc(const ExprStmtDocNode& stmt) {
+  WriteIndent();
+  RenderExpr(stmt.expr);
+  if (!stmt.comment.empty()) pending_comments_.push_back(stmt.comment);
+  EndLine();
+}
+
+void ScriptRenderer::RenderIfDoc(const IfDocNode& if_doc) {
+  WriteIndent();
+  out_.append("if ");
+  RenderExpr(if_doc.predicate);
+  out_.push_back(':');
+  if (!if_doc.comment.empty()) pending_comments_.push_back(if_doc.comment);
+  EndLine();
+  indent_ += kIndentWidth;
+  RenderBody(if_doc.then_branch, bare_target_);
+  indent_ -= kIndentWidth;
+  if (!if_doc.else_branch.empty()) {
+    WriteIndent();
+    out_.append("else:\n");
+    indent_ += kIndentWidth;
+    RenderBody(if_doc.else_branch, bare_target_);
+    indent_ -= kIndentWidth;
+  }
+}
+
+void ScriptRenderer::RenderWhileDoc(const WhileDocNode& loop) {
+  WriteIndent();
+  out_.append("while ");
+  RenderExpr(loop.predicate);
+  out_.push_back(':');
+  if (!loop.comment.empty()) pending_comments_.push_back(loop.comment);
+  EndLine();
+  indent_ += kIndentWidth;
+  RenderBody(loop.body, bare_target_);
+  indent_ -= kIndentWidth;
+}
+
+void ScriptRenderer::RenderForDoc(const ForDocNode& loop) {
+  WriteIndent();
+  out_.append("for ");
+  RenderExpr(loop.lhs);
+  out_.append(" in ");
+  RenderExpr(loop.rhs);
+  out_.push_back(':');
+  if (!loop.comment.empty()) pending_comments_.push_back(loop.comment);
+  EndLine();
+  indent_ += kIndentWidth;
+  RenderBody(loop.body, bare_target_);
+  indent_ -= kIndentWidth;
+}
+
+void ScriptRenderer::RenderScopeDoc(const ScopeDocNode& scope) {
+  WriteIndent();
+  out_.append("with ");
+  RenderExpr(scope.rhs);
+  if (scope.lhs) {
+    out_.append(" as ");
+    RenderExpr(scope.lhs);
+  }
+  out_.push_back(':');
+  if (!scope.comment.empty()) pending_comments_.push_back(scope.comment);
+  EndLine();
+  indent_ += kIndentWidth;
+  RenderBody(scope.body, bare_target_);
+  indent_ -= kIndentWidth;
+}
+
+void ScriptRenderer::RenderClassDoc(const ClassDocNode& class_doc) {
+  for (const ExprDoc& decorator : class_doc.decorators) {
+    WriteIndent();
+    out_.push_back('@');
+    RenderExpr(decorator);
+    EndLine();
+  }
+  WriteIndent();
+  out_.append("class ");
+  RenderExpr(class_doc.name);
+  out_.push_back(':');
+  if (!class_doc.comment.empty()) pending_comments_.push_back(class_doc.comment);
+  EndLine();
+  indent_ += kIndentWidth;
+  for (size_t i = 0; i < class_doc.functions.size(); ++i) {
+    if (i != 0) out_.push_back('\n');
+    RenderStmt(class_doc.functions[i]);
+  }
+  if (class_doc.functions.empty()) {
+    WriteIndent();
+    out_.append("pass\n");
+  }
+  indent_ -= kIndentWidth;
 }
 
 }  // namespace

@@ -158,7 +158,52 @@ void TextRenderer::RenderExpr(const ExprDoc& expr) {
 
 void TextRenderer::RenderStmt(const StmtDoc& stmt) {
   const size_t begin = out_.size();
-  RenderStmtBody(stmt);
+  switch (stmt->kind()) {
+    case DocKind::kAssign:
+      RenderAssignDoc(static_cast<const AssignDocNode&>(*stmt));
+      break;
+    case DocKind::kReturn:
+      RenderReturnDoc(static_cast<const ReturnDocNode&>(*stmt));
+      break;
+    case DocKind::kExprStmt:
+      RenderExprStmtDoc(static_cast<const ExprStmtDocNode&>(*stmt));
+      break;
+    case DocKind::kComment:
+      WriteCommentLines(static_cast<const CommentDocNode&>(*stmt).text, CommentMarker());
+      break;
+    case DocKind::kIf:
+      RenderIfDoc(static_cast<const IfDocNode&>(*stmt));
+      break;
+    case DocKind::kWhile:
+      RenderWhileDoc(static_cast<const WhileDocNode&>(*stmt));
+      break;
+    case DocKind::kFor:
+      RenderForDoc(static_cast<const ForDocNode&>(*stmt));
+      break;
+    case DocKind::kScope:
+      RenderScopeDoc(static_cast<const ScopeDocNode&>(*stmt));
+      break;
+    case DocKind::kFunction:
+      RenderFunctionDoc(static_cast<const FunctionDocNode&>(*stmt));
+      break;
+    case DocKind::kClass:
+      RenderClassDoc(static_cast<const ClassDocNode&>(*stmt));
+      break;
+    case DocKind::kStmtBlock:
+      RenderStmtBlockDoc(static_cast<const StmtBlockDocNode&>(*stmt));
+      break;
+    case DocKind::kMetadata: {
+      const auto& doc = static_cast<const MetadataDocNode&>(*stmt);
+      if (!out_.empty()) out_.push_back('\n');
+      WriteIndent();
+      out_.append(MetadataHeader());
+      out_.push_back('\n');
+      for (const AssignDoc& entry : doc.entries) RenderStmt(entry);
+      break;
+    }
+    default:
+      break;
+  }
   if (IsHighlighted(*stmt)) Highlight(begin, out_.size());
 }
 

@@ -1,7 +1,8 @@
 // The half of stage two (Doc -> text) that the Relay and script renderers share: the output
-// buffer and indentation, highlight bookkeeping for underlines, and the expression forms both
-// languages spell alike (calls, indexing, attribute access, operators with precedence, lists,
-// dicts, slices). Each renderer supplies statements and the forms that differ.
+// buffer and indentation, highlight bookkeeping for underlines, the one dispatch over expression
+// and statement kinds, and the forms both languages spell alike (calls, indexing, attribute
+// access, operators with precedence, lists, dicts, slices; comment lines and the metadata
+// section). Each renderer supplies the forms that differ.
 //
 // Renderers recurse along the Doc tree, whose depth is the nesting depth of the IR (scopes,
 // branches, nested functions), never the length of a dataflow chain: a chain becomes a flat
@@ -35,8 +36,21 @@ class TextRenderer {
   std::string Render(const Doc& doc);
 
  protected:
-  // Writes one statement as whole lines at the current indentation.
-  virtual void RenderStmtBody(const StmtDoc& stmt) = 0;
+  // The statement forms whose spelling differs, called by RenderStmt; each writes whole lines
+  // at the current indentation.
+  virtual void RenderAssignDoc(const AssignDocNode& assign) = 0;
+  virtual void RenderReturnDoc(const ReturnDocNode& ret) = 0;
+  virtual void RenderExprStmtDoc(const ExprStmtDocNode& stmt) = 0;
+  virtual void RenderIfDoc(const IfDocNode& if_doc) = 0;
+  virtual void RenderWhileDoc(const WhileDocNode& loop) = 0;
+  virtual void RenderForDoc(const ForDocNode& loop) = 0;
+  virtual void RenderScopeDoc(const ScopeDocNode& scope) = 0;
+  virtual void RenderFunctionDoc(const FunctionDocNode& function) = 0;
+  virtual void RenderClassDoc(const ClassDocNode& class_doc) = 0;
+  virtual void RenderStmtBlockDoc(const StmtBlockDocNode& block) { RenderStmts(block.stmts); }
+  // What starts a comment line (`// `, `# `), and the line that opens the metadata section.
+  virtual std::string_view CommentMarker() const = 0;
+  virtual std::string_view MetadataHeader() const = 0;
   virtual void RenderId(const IdDocNode& id) = 0;
   virtual void RenderLiteral(const LiteralDocNode& literal) = 0;
   virtual void RenderTuple(const TupleDocNode& tuple) = 0;
@@ -50,6 +64,7 @@ class TextRenderer {
 
   // An expression with its highlight and trailing comment.
   void RenderExpr(const ExprDoc& expr);
+  // A statement with its highlight, as whole lines at the current indentation.
   void RenderStmt(const StmtDoc& stmt);
   void RenderStmts(const std::vector<StmtDoc>& stmts);
   void RenderCommaSeparated(const std::vector<ExprDoc>& exprs);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ir/dtype_dispatch.h"
 #include "engine/loop/functor.h"
 
 namespace kiln::te {
@@ -45,27 +46,19 @@ namespace {
 // constructors accept (int64's is not exactly representable; the IntImm path
 // below avoids the round trip).
 PrimExpr Extreme(loop::PrimType type, bool highest) {
-  auto imm = [&](int64_t v) { return loop::IntImm(v, type); };
-  switch (type.dtype) {
-    case DataType::kFloat16:
-    case DataType::kBFloat16:
-    case DataType::kFloat32:
-    case DataType::kFloat64:
+  return DispatchDataType(type.dtype, [&]<DataType D>() -> PrimExpr {
+    if constexpr (IsFloat(D)) {
       return loop::FloatImm(highest ? std::numeric_limits<double>::infinity()
                                     : -std::numeric_limits<double>::infinity(),
                             type);
-    case DataType::kInt8: return imm(highest ? INT8_MAX : INT8_MIN);
-    case DataType::kInt16: return imm(highest ? INT16_MAX : INT16_MIN);
-    case DataType::kInt32: return imm(highest ? INT32_MAX : INT32_MIN);
-    case DataType::kInt64: return imm(highest ? INT64_MAX : INT64_MIN);
-    case DataType::kUInt8: return imm(highest ? UINT8_MAX : 0);
-    case DataType::kUInt16: return imm(highest ? UINT16_MAX : 0);
-    case DataType::kUInt32: return imm(highest ? int64_t{UINT32_MAX} : 0);
-    // uint64's maximum is stored as its two's-complement bit pattern.
-    case DataType::kUInt64: return imm(highest ? -1 : 0);
-    case DataType::kBool: return imm(highest ? 1 : 0);
-  }
-  return imm(0);
+    } else if constexpr (D == DataType::kBool) {
+      return loop::IntImm(highest ? 1 : 0, type);
+    } else {
+      // uint64's maximum is stored as its two's-complement bit pattern (-1).
+      using Limits = std::numeric_limits<DataTypeStorage<D>>;
+      return loop::IntImm(static_cast<int64_t>(highest ? Limits::max() : Limits::lowest()), type);
+    }
+  });
 }
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "engine/ir/expr_functor.h"
 #include "engine/ir/expr_mutator.h"
 #include "engine/ir/expr_visitor.h"
+#include "engine/ir/expr_walk.h"
 #include "engine/op/op_registry.h"
 
 namespace kiln::transform {
@@ -45,7 +46,8 @@ class EffectAnalysis : public ExprVisitor {
     // A function value has no effect until called; its body's effects count
     // at the call (covered above: calls of non-operators count as effects).
     if (expr->kind() != ObjectKind::kFunction) {
-      ForEachChild(expr.get(), [&](const Expr& child) { effect = effect || HasEffect(child.get()); });
+      ForEachChild(expr.get(), ChildSet::kAll,
+                   [&](const ExprNode* child) { effect = effect || HasEffect(child); });
     }
     effect_[expr.get()] = effect;
   }
@@ -103,7 +105,7 @@ class Liveness {
       return;
     }
     if (node->kind() != ObjectKind::kLet) {
-      ForEachChild(node, [&](const Expr& child) { Push(child.get()); });
+      ForEachChild(node, ChildSet::kAll, [&](const ExprNode* child) { Push(child); });
       return;
     }
     Frame chain_frame{node, {}, 0};

@@ -27,7 +27,7 @@ class ParamSubstituter : public ExprMutator {
 
 class Defuser : public PostOrderRewriter {
  protected:
-  Expr Rewrite_(const CallNode* /*pre*/, const Expr& post) override {
+  Result Rewrite_(const CallNode* /*pre*/, const Expr& post) override {
     const auto* call = post.as<CallNode>();
     const auto* func = call->op.as<FunctionNode>();
     if (func == nullptr || !func->HasNonzeroAttr(kAttrPrimitive) ||

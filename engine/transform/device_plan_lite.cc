@@ -71,15 +71,7 @@ class LexicalDevices {
   }
 
   const FunctionNode* Callee(const Expr& op) const {
-    if (const auto* func = op.as<FunctionNode>()) return func;
-    if (const auto* global = op.as<GlobalVarNode>()) {
-      return module_->Lookup(global->name_hint).as<FunctionNode>();
-    }
-    if (const auto* var = op.as<VarNode>()) {
-      auto it = bound_.find(var);
-      return it == bound_.end() ? nullptr : it->second;
-    }
-    return nullptr;
+    return transform::Callee(op, module_, bound_);
   }
 
   absl::Status Expand(const ExprNode* node, const VirtualDevice& device) {
@@ -103,11 +95,11 @@ class LexicalDevices {
       }
       case ObjectKind::kCall: {
         const auto* call = static_cast<const CallNode*>(node);
-        if (AsOpCall(Expr(call), kDeviceCopyOp)) {
+        if (IsOp(call->op, DeviceCopyOp())) {
           device_[node] = DeviceFromAttrs(call->attrs, "dst_");
           return Push(call->args[0].get(), DeviceFromAttrs(call->attrs, "src_"));
         }
-        if (AsOpCall(Expr(call), kOnDeviceOp)) {
+        if (IsOp(call->op, OnDeviceOp())) {
           VirtualDevice inner = DeviceFromAttrs(call->attrs, "");
           return Push(call->args[0].get(), IsFullyUnconstrained(inner) ? device : inner);
         }

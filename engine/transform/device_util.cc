@@ -9,11 +9,14 @@
 
 namespace kiln::transform {
 
-const CallNode* AsOpCall(const Expr& expr, std::string_view op_name) {
-  const auto* call = expr.as<CallNode>();
-  if (call == nullptr) return nullptr;
-  const auto* op = call->op.as<OpNode>();
-  return op != nullptr && op->name == op_name ? call : nullptr;
+const OpEntry& OnDeviceOp() {
+  static const OpEntry& op = OpRegistry::Global().Get(kOnDeviceOp);
+  return op;
+}
+
+const OpEntry& DeviceCopyOp() {
+  static const OpEntry& op = OpRegistry::Global().Get(kDeviceCopyOp);
+  return op;
 }
 
 namespace {
@@ -82,6 +85,19 @@ std::string DescribeDeviceNode(const ExprNode* node) {
   std::vector<std::string> names = SpanSourceNames(node->span);
   if (!names.empty()) absl::StrAppend(&what, " (span ", absl::StrJoin(names, ", "), ")");
   return what;
+}
+
+const FunctionNode* Callee(const Expr& op, const IRModule& module,
+                           const std::unordered_map<const VarNode*, const FunctionNode*>& bound) {
+  if (const auto* func = op.as<FunctionNode>()) return func;
+  if (const auto* global = op.as<GlobalVarNode>()) {
+    return module->Lookup(global->name_hint).as<FunctionNode>();
+  }
+  if (const auto* var = op.as<VarNode>()) {
+    auto it = bound.find(var);
+    return it == bound.end() ? nullptr : it->second;
+  }
+  return nullptr;
 }
 
 Expr DeviceAssigner::Assign(const ExprNode* pre, const Expr& post) const {

@@ -147,12 +147,12 @@ class Rebuilder : public PostOrderRewriter {
     return EliminateInFunction(Expr(op), merge_spans_);
   }
 
-  Expr Rewrite_(const CallNode* pre, const Expr& post) override { return Merge(pre, post); }
-  Expr Rewrite_(const TupleNode* pre, const Expr& post) override { return Merge(pre, post); }
-  Expr Rewrite_(const TupleGetItemNode* pre, const Expr& post) override {
+  Result Rewrite_(const CallNode* pre, const Expr& post) override { return Merge(pre, post); }
+  Result Rewrite_(const TupleNode* pre, const Expr& post) override { return Merge(pre, post); }
+  Result Rewrite_(const TupleGetItemNode* pre, const Expr& post) override {
     return Merge(pre, post);
   }
-  Expr Rewrite_(const ConstantNode* pre, const Expr& post) override { return Merge(pre, post); }
+  Result Rewrite_(const ConstantNode* pre, const Expr& post) override { return Merge(pre, post); }
 
  private:
   Expr Merge(const ExprNode* pre, const Expr& post) {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "engine/ir/float16.h"
+#include "engine/ir/dtype_dispatch.h"
 #include "engine/op/op_registry.h"
 #include "engine/op/type_inference.h"
 
@@ -50,30 +50,14 @@ std::string Bytes(T value) {
 }
 
 std::string ScalarBytes(DataType dtype, double value) {
-  switch (dtype) {
-    case DataType::kFloat16: return Bytes(FloatToHalf(static_cast<float>(value)));
-    case DataType::kBFloat16: return Bytes(FloatToBFloat16(static_cast<float>(value)));
-    case DataType::kFloat32: return Bytes(static_cast<float>(value));
-    case DataType::kFloat64: return Bytes(value);
-    case DataType::kInt8: return Bytes(static_cast<int8_t>(value));
-    case DataType::kInt16: return Bytes(static_cast<int16_t>(value));
-    case DataType::kInt32: return Bytes(static_cast<int32_t>(value));
-    case DataType::kInt64: return Bytes(static_cast<int64_t>(value));
-    case DataType::kUInt8: return Bytes(static_cast<uint8_t>(value));
-    case DataType::kUInt16: return Bytes(static_cast<uint16_t>(value));
-    case DataType::kUInt32: return Bytes(static_cast<uint32_t>(value));
-    case DataType::kUInt64: return Bytes(static_cast<uint64_t>(value));
-    case DataType::kBool: return Bytes(static_cast<uint8_t>(value != 0 ? 1 : 0));
-  }
-  KILN_UNREACHABLE() << "dtype " << static_cast<int>(dtype);
-  return {};
+  return DispatchDataType(dtype, [&]<DataType D>() { return Bytes(ElementFromDouble<D>(value)); });
 }
 
 template <typename T>
-double Read(const TensorDataNode& data, int64_t index) {
+T Read(const TensorDataNode& data, int64_t index) {
   T value;
   std::memcpy(&value, data.bytes.data() + index * sizeof(T), sizeof(T));
-  return static_cast<double>(value);
+  return value;
 }
 
 }  // namespace
@@ -85,31 +69,9 @@ Expr MakeTypedScalar(DataType dtype, double value, Span span) {
 }
 
 double ConstantElement(const TensorDataNode& data, int64_t index) {
-  switch (data.dtype) {
-    case DataType::kFloat16: {
-      uint16_t bits;
-      std::memcpy(&bits, data.bytes.data() + index * 2, 2);
-      return HalfToFloat(bits);
-    }
-    case DataType::kBFloat16: {
-      uint16_t bits;
-      std::memcpy(&bits, data.bytes.data() + index * 2, 2);
-      return BFloat16ToFloat(bits);
-    }
-    case DataType::kFloat32: return Read<float>(data, index);
-    case DataType::kFloat64: return Read<double>(data, index);
-    case DataType::kInt8: return Read<int8_t>(data, index);
-    case DataType::kInt16: return Read<int16_t>(data, index);
-    case DataType::kInt32: return Read<int32_t>(data, index);
-    case DataType::kInt64: return Read<int64_t>(data, index);
-    case DataType::kUInt8: return Read<uint8_t>(data, index);
-    case DataType::kUInt16: return Read<uint16_t>(data, index);
-    case DataType::kUInt32: return Read<uint32_t>(data, index);
-    case DataType::kUInt64: return Read<uint64_t>(data, index);
-    case DataType::kBool: return Read<uint8_t>(data, index) != 0 ? 1.0 : 0.0;
-  }
-  KILN_UNREACHABLE() << "dtype " << static_cast<int>(data.dtype);
-  return 0;
+  return DispatchDataType(data.dtype, [&]<DataType D>() {
+    return ElementToDouble<D>(Read<DataTypeStorage<D>>(data, index));
+  });
 }
 
 bool AllElementsEqual(const TensorDataNode& data, double value) {

@@ -9,16 +9,30 @@
 #include "absl/strings/str_join.h"
 #include "engine/ir/expr_mutator.h"
 #include "engine/loop/interpreter.h"
-#include "engine/loop/transform/flatten_buffer.h"
-#include "engine/loop/transform/simplify.h"
+#include "engine/loop_transform/flatten_buffer.h"
+#include "engine/loop_transform/simplify.h"
 #include "engine/op/op_registry.h"
 #include "engine/pass/pass_context.h"
+#include "engine/pass/rewriter_pass.h"
 #include "engine/support/status_macros.h"
 #include "engine/te/lower_schedule.h"
 #include "engine/te/schedule.h"
 
 namespace kiln::transform {
 namespace {
+
+// The ops this pass tells apart, looked up once.
+struct MatchedOps {
+  const OpEntry& on_device = OpRegistry::Global().Get("on_device");
+  const OpEntry& device_copy = OpRegistry::Global().Get("device_copy");
+  const OpEntry& shape_of = OpRegistry::Global().Get("shape_of");
+  const OpEntry& size = OpRegistry::Global().Get("size");
+};
+
+const MatchedOps& Ops() {
+  static const MatchedOps ops{};
+  return ops;
+}
 
 bool StaticShape(const Type& type, std::vector<int64_t>* shape, DataType* dtype) {
   const auto* tensor = type.as<TensorTypeNode>();
@@ -47,7 +61,7 @@ int64_t NumElements(const std::vector<int64_t>& shape) {
 Expr FoldShapeQuery(const CallNode& call, const std::vector<int64_t>& shape) {
   const auto* type = call.checked_type.as<TensorTypeNode>();
   if (type == nullptr) return Expr();
-  const bool is_size = call.op.as<OpNode>()->name == "size";
+  const bool is_size = IsOp(call.op, Ops().size);
   std::vector<int64_t> values = is_size ? std::vector<int64_t>{NumElements(shape)} : shape;
   std::vector<int64_t> result_shape;
   if (!is_size) result_shape.push_back(static_cast<int64_t>(shape.size()));
@@ -102,7 +116,6 @@ absl::StatusOr<loop::PrimFunc> SimplifyForInterpreter(const loop::PrimFunc& func
 class ConstantFolder final : public PostOrderRewriter {
  public:
   explicit ConstantFolder(PassContext& context) : context_(context) {}
-  const absl::Status& status() const { return status_; }
 
  protected:
   // Fused kernels stay as FuseOps made them.
@@ -113,20 +126,19 @@ class ConstantFolder final : public PostOrderRewriter {
     return function != nullptr && function->HasNonzeroAttr(kAttrPrimitive);
   }
 
-  Expr Rewrite_(const CallNode* pre, const Expr& post) override {
-    if (!status_.ok()) return post;
+  Result Rewrite_(const CallNode* pre, const Expr& post) override {
     if (context_.budget() != nullptr) {
-      status_ = context_.budget()->CheckCancelled("while folding constants");
-      if (!status_.ok()) return post;
+      KILN_RETURN_IF_ERROR(context_.budget()->CheckCancelled("while folding constants"));
     }
     const auto* call = post.as<CallNode>();
     const auto* op = call->op.as<OpNode>();
     if (op == nullptr || call->args.empty()) return post;
-    const OpEntry* entry = OpRegistry::Global().Find(op->name);
+    const OpEntry* entry = OpRegistry::Global().FindCallee(call->op);
     if (entry == nullptr || entry->stateful || !entry->compute) return post;
-    if (op->name == "on_device" || op->name == "device_copy") return post;
+    const MatchedOps& ops = Ops();
+    if (IsOp(call->op, ops.on_device) || IsOp(call->op, ops.device_copy)) return post;
 
-    if (op->name == "shape_of" || op->name == "size") {
+    if (IsOp(call->op, ops.shape_of) || IsOp(call->op, ops.size)) {
       std::vector<int64_t> shape;
       DataType dtype;
       if (!StaticShape(call->args[0]->checked_type, &shape, &dtype)) return post;
@@ -139,17 +151,16 @@ class ConstantFolder final : public PostOrderRewriter {
     }
     absl::StatusOr<Expr> folded = Evaluate(*entry, *call, inputs);
     if (!folded.ok()) {
-      status_ = absl::Status(folded.status().code(),
-                             absl::StrCat("folding ", op->name, ": ",
-                                          std::string(folded.status().message())));
-      return post;
+      return absl::Status(folded.status().code(),
+                          absl::StrCat("folding ", op->name, ": ",
+                                       std::string(folded.status().message())));
     }
     if (!folded->defined()) return post;
     (void)pre;
     return *folded;
   }
 
-  Expr Rewrite_(const TupleGetItemNode*, const Expr& post) override {
+  Result Rewrite_(const TupleGetItemNode*, const Expr& post) override {
     const auto* item = post.as<TupleGetItemNode>();
     const auto* tuple = item->tuple.as<TupleNode>();
     if (tuple == nullptr || item->index < 0 ||
@@ -159,7 +170,7 @@ class ConstantFolder final : public PostOrderRewriter {
     return tuple->elements[item->index];
   }
 
-  Expr Rewrite_(const IfNode*, const Expr& post) override {
+  Result Rewrite_(const IfNode*, const Expr& post) override {
     const auto* node = post.as<IfNode>();
     const auto* cond = node->cond.as<ConstantNode>();
     if (cond == nullptr || cond->data->NumElements() != 1) return post;
@@ -257,18 +268,14 @@ class ConstantFolder final : public PostOrderRewriter {
   }
 
   PassContext& context_;
-  absl::Status status_;
 };
 
 }  // namespace
 
 Pass FoldConstant() {
-  return CreateFunctionPass(
-      [](const Function& func, const IRModule&, PassContext& context) -> absl::StatusOr<Function> {
-        ConstantFolder folder(context);
-        Expr result = folder.VisitExpr(func);
-        KILN_RETURN_IF_ERROR(folder.status());
-        return Downcast<FunctionNode>(result);
+  return CreateRewriterPass(
+      [](const Function&, const IRModule&, PassContext& context) {
+        return ConstantFolder(context);
       },
       PassInfo{"FoldConstant", 2, {"InferType"}, PassStage::kGraph});
 }

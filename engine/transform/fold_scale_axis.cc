@@ -28,6 +28,7 @@
 #include "engine/ir/structural_equal.h"
 #include "engine/op/op_registry.h"
 #include "engine/op/type_inference.h"
+#include "engine/pass/rewriter_pass.h"
 #include "engine/support/status_macros.h"
 #include "engine/transform/expr_builder.h"
 #include "engine/transform/si_builder.h"
@@ -35,25 +36,42 @@
 namespace kiln::transform {
 namespace {
 
-std::string_view OpName(const Expr& expr) {
+// The ops this pass tells apart within a ScaleAxisRule, looked up once.
+struct MatchedOps {
+  const OpEntry& multiply = OpRegistry::Global().Get("multiply");
+  const OpEntry& add = OpRegistry::Global().Get("add");
+  const OpEntry& relu = OpRegistry::Global().Get("nn.relu");
+  const OpEntry& bias_add = OpRegistry::Global().Get("nn.bias_add");
+};
+
+const MatchedOps& Ops() {
+  static const MatchedOps ops{};
+  return ops;
+}
+
+// The registry entry of the operator `expr` calls; null when `expr` is not a
+// call of a registered operator.
+const OpEntry* CalleeEntry(const Expr& expr) {
   const auto* call = expr.as<CallNode>();
-  if (call == nullptr) return {};
-  const auto* op = call->op.as<OpNode>();
-  return op == nullptr ? std::string_view() : std::string_view(op->name);
+  return call == nullptr ? nullptr : OpRegistry::Global().FindCallee(call->op);
 }
 
-bool IsConv(std::string_view name) {
-  return name == "nn.conv1d" || name == "nn.conv2d" || name == "nn.conv3d";
+ScaleAxisRule RuleOf(const Expr& expr) {
+  const OpEntry* entry = CalleeEntry(expr);
+  return entry == nullptr ? ScaleAxisRule::kNone : entry->scale_axis;
 }
 
-bool IsLayer(std::string_view name) {
-  return IsConv(name) || name == "nn.dense" || name == "nn.matmul";
+bool IsLayer(const Expr& expr) {
+  ScaleAxisRule rule = RuleOf(expr);
+  return rule == ScaleAxisRule::kConvLayer || rule == ScaleAxisRule::kDenseLayer ||
+         rule == ScaleAxisRule::kMatmulLayer;
 }
 
 // The ops a backward fold may pass through on its way down to the layer.
-bool IsBackwardLink(std::string_view name) {
-  return name == "nn.relu" || name == "add" || name == "nn.bias_add";
-}
+bool IsBackwardLink(const Expr& expr) { return RuleOf(expr) == ScaleAxisRule::kChannelwise; }
+
+// True when `expr` is a call of `op`.
+bool Calls(const Expr& expr, const OpEntry& op) { return AsCallOf(expr, op) != nullptr; }
 
 int64_t IntAttrOr(const Attrs& attrs, std::string_view key, int64_t fallback) {
   const AttrValue* value = attrs ? attrs->Find(key) : nullptr;
@@ -80,11 +98,7 @@ bool IsConstantExpr(const Expr& expr) {
     if (e.as<ConstantNode>() || e.as<OpNode>() || e.as<TupleNode>() || e.as<TupleGetItemNode>()) {
       return;
     }
-    if (const auto* call = e.as<CallNode>()) {
-      const auto* op = call->op.as<OpNode>();
-      const OpEntry* entry = op ? OpRegistry::Global().Find(op->name) : nullptr;
-      if (entry != nullptr && !entry->stateful) return;
-    }
+    if (const OpEntry* entry = CalleeEntry(e); entry != nullptr && !entry->stateful) return;
     constant = false;
   });
   return constant;
@@ -93,10 +107,7 @@ bool IsConstantExpr(const Expr& expr) {
 // True when every value of `scale` is known to be > 0: a constant, possibly
 // under ops that only rearrange it, all of whose elements are positive.
 bool KnownPositive(Expr scale) {
-  for (std::string_view name = OpName(scale);
-       name == "reshape" || name == "expand_dims" || name == "squeeze"; name = OpName(scale)) {
-    scale = scale.as<CallNode>()->args[0];
-  }
+  while (RuleOf(scale) == ScaleAxisRule::kRearrange) scale = scale.as<CallNode>()->args[0];
   const auto* constant = scale.as<ConstantNode>();
   if (constant == nullptr) return false;
   const TensorDataNode& data = *constant->data;
@@ -172,15 +183,15 @@ struct LayerAxes {
 
 std::optional<LayerAxes> LayerAxesOf(const Expr& layer) {
   const auto* call = layer.as<CallNode>();
-  std::string_view name = OpName(layer);
-  if (call == nullptr || !IsLayer(name) || call->args.size() != 2) return std::nullopt;
+  ScaleAxisRule rule = RuleOf(layer);
+  if (call == nullptr || !IsLayer(layer) || call->args.size() != 2) return std::nullopt;
   const TensorTypeNode* data = TensorTypeOf(call->args[0]);
   const TensorTypeNode* weight = TensorTypeOf(call->args[1]);
   const TensorTypeNode* out = TensorTypeOf(layer);
   if (data == nullptr || weight == nullptr || out == nullptr) return std::nullopt;
   int64_t data_rank = Rank(*data), weight_rank = Rank(*weight), out_rank = Rank(*out);
   LayerAxes axes;
-  if (IsConv(name)) {
+  if (rule == ScaleAxisRule::kConvLayer) {
     if (weight_rank != out_rank || out_rank < 2) return std::nullopt;
     axes.out_axis = 1;
     axes.weight_out_axis = 0;
@@ -190,7 +201,7 @@ std::optional<LayerAxes> LayerAxesOf(const Expr& layer) {
       axes.data_axis = 1;
       axes.weight_in_axis = 1;
     }
-  } else if (name == "nn.dense") {
+  } else if (rule == ScaleAxisRule::kDenseLayer) {
     if (weight_rank != 2 || data_rank < 1 || out_rank < 1) return std::nullopt;
     axes = {out_rank - 1, 0, data_rank - 1, 1};
   } else {  // nn.matmul
@@ -238,8 +249,6 @@ class ScaleAxisFolder : public PostOrderRewriter {
     });
   }
 
-  absl::Status status() const { return status_; }
-
  protected:
   // Fused functions are finished kernels: never rewritten from outside.
   bool KeepSubtree(const ExprNode* expr) const override {
@@ -247,20 +256,18 @@ class ScaleAxisFolder : public PostOrderRewriter {
     return func != nullptr && func->HasNonzeroAttr(kAttrPrimitive);
   }
 
-  Expr Rewrite_(const CallNode* pre, const Expr& post) override {
+  Result Rewrite_(const CallNode* pre, const Expr& post) override {
     Expr result = post;
-    if (status_.ok() && post->checked_type) {
-      std::string_view name = OpName(post);
-      absl::StatusOr<Expr> folded = name == "multiply" ? FoldBackward(post)
-                                    : IsLayer(name)    ? FoldForward(post)
-                                                       : absl::StatusOr<Expr>(Expr());
+    if (post->checked_type) {
+      absl::StatusOr<Expr> folded = Calls(post, Ops().multiply) ? FoldBackward(post)
+                                    : IsLayer(post)             ? FoldForward(post)
+                                                                : absl::StatusOr<Expr>(Expr());
       if (!folded.ok()) {
-        status_ = absl::InternalError(absl::StrCat("FoldScaleAxis: cannot fold into ",
-                                                   std::string(name), ": ",
-                                                   std::string(folded.status().message())));
-      } else if (*folded) {
-        result = *folded;
+        return absl::InternalError(absl::StrCat("FoldScaleAxis: cannot fold into ",
+                                                CalleeEntry(post)->name, ": ",
+                                                std::string(folded.status().message())));
       }
+      if (*folded) result = *folded;
     }
     origin_[result.get()] = pre;
     return result;
@@ -290,8 +297,7 @@ class ScaleAxisFolder : public PostOrderRewriter {
     int chain_index = -1;
     for (int i : {0, 1}) {
       const Expr& top = mul->args[i];
-      std::string_view name = OpName(top);
-      if ((IsLayer(name) || IsBackwardLink(name)) && SameType(top, multiply) &&
+      if ((IsLayer(top) || IsBackwardLink(top)) && SameType(top, multiply) &&
           IsConstantExpr(mul->args[1 - i])) {
         chain_index = i;
         break;
@@ -302,25 +308,24 @@ class ScaleAxisFolder : public PostOrderRewriter {
 
     std::vector<Link> links;
     Expr layer = mul->args[chain_index];
-    while (!IsLayer(OpName(layer))) {
+    const MatchedOps& ops = Ops();
+    while (!IsLayer(layer)) {
       if (UsesOf(layer) != 1 || !SameType(layer, multiply)) return Expr();
       const auto* call = layer.as<CallNode>();
-      std::string_view name = OpName(layer);
       int next = 0;
-      if (name == "add") {
+      if (Calls(layer, ops.add)) {
         // The operand that continues the chain has the full type; prefer the
         // first when both could (the other is then checked as a bias).
         next = -1;
         for (int i : {0, 1}) {
-          std::string_view operand = OpName(call->args[i]);
-          if ((IsLayer(operand) || IsBackwardLink(operand)) &&
-              SameType(call->args[i], multiply)) {
+          const Expr& operand = call->args[i];
+          if ((IsLayer(operand) || IsBackwardLink(operand)) && SameType(operand, multiply)) {
             next = i;
             break;
           }
         }
         if (next < 0) return Expr();
-      } else if (name != "nn.relu" && name != "nn.bias_add") {
+      } else if (!Calls(layer, ops.relu) && !Calls(layer, ops.bias_add)) {
         return Expr();
       }
       links.push_back({layer, next});
@@ -340,15 +345,14 @@ class ScaleAxisFolder : public PostOrderRewriter {
     if (!extent) return Expr();
     for (const Link& link : links) {
       const auto* call = link.node.as<CallNode>();
-      std::string_view name = OpName(link.node);
-      if (name == "nn.relu" && !KnownPositive(scale)) return Expr();
-      if (name == "nn.bias_add") {
+      if (Calls(link.node, ops.relu) && !KnownPositive(scale)) return Expr();
+      if (Calls(link.node, ops.bias_add)) {
         int64_t axis = IntAttrOr(call->attrs, "axis", 1);
         if (call->args.size() != 2 || (axis < 0 ? axis + rank : axis) != axes->out_axis) {
           return Expr();
         }
       }
-      if (name == "add") {
+      if (Calls(link.node, ops.add)) {
         const TensorTypeNode* bias = TensorTypeOf(call->args[1 - link.chain_index]);
         if (bias == nullptr ||
             !ChannelExtent(*bias, rank, axes->out_axis, channels.value).has_value()) {
@@ -368,20 +372,21 @@ class ScaleAxisFolder : public PostOrderRewriter {
     KILN_ASSIGN_OR_RETURN(Expr scaled_weight,
                           MakeTypedCall("multiply", {weight, weight_scale}, nullptr, weight_span));
     if (!SameType(scaled_weight, weight)) return Expr();
-    KILN_ASSIGN_OR_RETURN(Expr result,
-                          MakeTypedCall(OpName(layer), {layer_call->args[0], scaled_weight},
-                                        layer_call->attrs, MergedSpan({layer->span, mul->span})));
+    KILN_ASSIGN_OR_RETURN(
+        Expr result,
+        MakeTypedCall(CalleeEntry(layer)->name, {layer_call->args[0], scaled_weight},
+                      layer_call->attrs, MergedSpan({layer->span, mul->span})));
     for (auto link = links.rbegin(); link != links.rend(); ++link) {
       const auto* call = link->node.as<CallNode>();
-      std::string_view name = OpName(link->node);
+      const std::string& name = CalleeEntry(link->node)->name;
       const Span span = MergedSpan({link->node->span, mul->span});
-      if (name == "nn.relu") {
+      if (Calls(link->node, ops.relu)) {
         KILN_ASSIGN_OR_RETURN(result, MakeTypedCall(name, {result}, call->attrs, span));
         continue;
       }
       const Span bias_span = MergedSpan({mul->span, link->node->span});
       Expr bias_scale = scale;
-      if (name == "nn.bias_add") {
+      if (Calls(link->node, ops.bias_add)) {
         KILN_ASSIGN_OR_RETURN(bias_scale, AlignScale(scale, {*extent}, bias_span));
       }
       const Expr& bias = call->args[1 - link->chain_index];
@@ -403,7 +408,7 @@ class ScaleAxisFolder : public PostOrderRewriter {
     if (!axes || axes->data_axis < 0) return Expr();
     const auto* layer_call = layer.as<CallNode>();
     const Expr& scaled_data = layer_call->args[0];
-    if (OpName(scaled_data) != "multiply" || UsesOf(scaled_data) != 1) return Expr();
+    if (!Calls(scaled_data, Ops().multiply) || UsesOf(scaled_data) != 1) return Expr();
     const auto* mul = scaled_data.as<CallNode>();
     if (mul->args.size() != 2) return Expr();
     int data_index = -1;
@@ -435,13 +440,13 @@ class ScaleAxisFolder : public PostOrderRewriter {
                           MakeTypedCall("multiply", {weight, weight_scale}, nullptr, weight_span));
     if (!SameType(scaled_weight, weight)) return Expr();
     KILN_ASSIGN_OR_RETURN(
-        Expr result, MakeTypedCall(OpName(layer), {data, scaled_weight}, layer_call->attrs,
+        Expr result, MakeTypedCall(CalleeEntry(layer)->name, {data, scaled_weight},
+                                   layer_call->attrs,
                                    MergedSpan({layer->span, scaled_data->span})));
     if (!SameType(result, layer)) return Expr();
     return result;
   }
 
-  absl::Status status_;
   // Users of each node of the input function (operator handles included,
   // harmlessly), and the input node each rewritten node stands for.
   std::unordered_map<const ExprNode*, int64_t> uses_;
@@ -451,13 +456,8 @@ class ScaleAxisFolder : public PostOrderRewriter {
 }  // namespace
 
 Pass FoldScaleAxis() {
-  return CreateFunctionPass(
-      [](const Function& func, const IRModule&, PassContext&) -> absl::StatusOr<Function> {
-        ScaleAxisFolder folder(func);
-        Expr result = folder.VisitExpr(func);
-        KILN_RETURN_IF_ERROR(folder.status());
-        return Downcast<FunctionNode>(result);
-      },
+  return CreateRewriterPass(
+      [](const Function& func, const IRModule&, PassContext&) { return ScaleAxisFolder(func); },
       PassInfo{"FoldScaleAxis", 3, {"InferType"}, PassStage::kGraph});
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ir/expr_walk.h"
 #include "engine/op/op_registry.h"
 #include "engine/pass/pass_context.h"
 #include "engine/transform/si_builder.h"
@@ -35,7 +36,7 @@ OpPattern Combine(OpPattern a, OpPattern b) {
 }
 bool AtMost(OpPattern a, OpPattern b) { return static_cast<int>(a) <= static_cast<int>(b); }
 
-bool IsLeaf(const Expr& expr) {
+bool IsLeaf(const ExprNode* expr) {
   switch (expr->kind()) {
     case ObjectKind::kVar:
     case ObjectKind::kGlobalVar:
@@ -43,103 +44,18 @@ bool IsLeaf(const Expr& expr) {
     case ObjectKind::kOp:
       return true;
     case ObjectKind::kFunction:
-      return static_cast<const FunctionNode*>(expr.get())->HasNonzeroAttr(kAttrPrimitive);
+      return static_cast<const FunctionNode*>(expr)->HasNonzeroAttr(kAttrPrimitive);
     default:
       return false;
   }
 }
 
+bool IsLeaf(const Expr& expr) { return IsLeaf(expr.get()); }
+
 bool IsOpCall(const ExprNode* node) {
   const auto* call =
       node->kind() == ObjectKind::kCall ? static_cast<const CallNode*>(node) : nullptr;
   return call != nullptr && call->op.as<OpNode>() != nullptr;
-}
-
-// The operands of `expr` in order (leaves included, operator handles not).
-std::vector<Expr> Operands(const Expr& expr) {
-  switch (expr->kind()) {
-    case ObjectKind::kCall: {
-      const auto* call = static_cast<const CallNode*>(expr.get());
-      std::vector<Expr> operands;
-      if (!call->op.as<OpNode>()) operands.push_back(call->op);
-      operands.insert(operands.end(), call->args.begin(), call->args.end());
-      return operands;
-    }
-    case ObjectKind::kTuple:
-      return static_cast<const TupleNode*>(expr.get())->elements;
-    case ObjectKind::kTupleGetItem:
-      return {static_cast<const TupleGetItemNode*>(expr.get())->tuple};
-    case ObjectKind::kLet: {
-      const auto* let = static_cast<const LetNode*>(expr.get());
-      return {let->value, let->body};
-    }
-    case ObjectKind::kIf: {
-      const auto* branch = static_cast<const IfNode*>(expr.get());
-      return {branch->cond, branch->true_branch, branch->false_branch};
-    }
-    case ObjectKind::kFunction:
-      return {static_cast<const FunctionNode*>(expr.get())->body};
-    default:
-      return {};
-  }
-}
-
-// `expr` with each operand replaced by map(operand); `expr` itself when none
-// changed. Spans, checked types and virtual devices are kept.
-Expr RebuildWith(const Expr& expr, const std::function<Expr(const Expr&)>& map) {
-  bool changed = false;
-  auto mapped = [&](const Expr& operand) {
-    Expr result = map(operand);
-    changed |= !result.same_as(operand);
-    return result;
-  };
-  switch (expr->kind()) {
-    case ObjectKind::kCall: {
-      const auto* call = static_cast<const CallNode*>(expr.get());
-      Expr op = call->op.as<OpNode>() ? call->op : mapped(call->op);
-      std::vector<Expr> args;
-      for (const Expr& arg : call->args) args.push_back(mapped(arg));
-      if (!changed) return expr;
-      return MakeRef<CallNode>(op, std::move(args), call->attrs, expr->fields());
-    }
-    case ObjectKind::kTuple: {
-      std::vector<Expr> elements;
-      for (const Expr& e : static_cast<const TupleNode*>(expr.get())->elements) {
-        elements.push_back(mapped(e));
-      }
-      if (!changed) return expr;
-      return MakeRef<TupleNode>(std::move(elements), expr->fields());
-    }
-    case ObjectKind::kTupleGetItem: {
-      const auto* item = static_cast<const TupleGetItemNode*>(expr.get());
-      Expr tuple = mapped(item->tuple);
-      if (!changed) return expr;
-      return MakeRef<TupleGetItemNode>(tuple, item->index, expr->fields());
-    }
-    case ObjectKind::kLet: {
-      const auto* let = static_cast<const LetNode*>(expr.get());
-      Expr value = mapped(let->value);
-      Expr body = mapped(let->body);
-      if (!changed) return expr;
-      return MakeRef<LetNode>(let->var, value, body, expr->fields());
-    }
-    case ObjectKind::kIf: {
-      const auto* branch = static_cast<const IfNode*>(expr.get());
-      Expr cond = mapped(branch->cond);
-      Expr true_branch = mapped(branch->true_branch);
-      Expr false_branch = mapped(branch->false_branch);
-      if (!changed) return expr;
-      return MakeRef<IfNode>(cond, true_branch, false_branch, expr->fields());
-    }
-    case ObjectKind::kFunction: {
-      const auto* func = static_cast<const FunctionNode*>(expr.get());
-      Expr body = mapped(func->body);
-      if (!changed) return expr;
-      return MakeRef<FunctionNode>(func->params, body, func->ret_type, func->attrs, expr->fields());
-    }
-    default:
-      return expr;
-  }
 }
 
 bool SameShape(const Type& a, const Type& b) {
@@ -187,28 +103,14 @@ class IndexedGraph {
   }
 
  private:
-  struct Frame {
-    Expr expr;
-    std::vector<Expr> operands;
-    size_t next = 0;
-  };
-
   void Build(const Expr& root) {
-    std::vector<Frame> stack;
-    stack.push_back({root, Operands(root)});
-    while (!stack.empty()) {
-      Frame& top = stack.back();
-      if (top.next < top.operands.size()) {
-        Expr operand = top.operands[top.next++];
-        if (operand && !IsLeaf(operand) && !index_.count(operand.get())) {
-          std::vector<Expr> operands = Operands(operand);
-          stack.push_back({std::move(operand), std::move(operands)});
-        }
-        continue;
-      }
-      Add(top.expr);
-      stack.pop_back();
-    }
+    // Operands before users; leaves (operator handles included) are not nodes.
+    WalkPostOrder(
+        root.get(), ChildSet::kUses,
+        [this](const WalkEdge& edge) {
+          return !IsLeaf(edge.child) && !index_.count(edge.child);
+        },
+        [this](const ExprNode* node) { Add(Expr(node)); });
     nodes_[index_.at(root.get())].extern_ref = true;
   }
 
@@ -256,7 +158,8 @@ class IndexedGraph {
       }
       default:
         node.pattern = OpPattern::kOpaque;
-        for (const Expr& operand : Operands(expr)) link(operand, OpPattern::kOpaque);
+        ForEachChild(expr.get(), ChildSet::kUses,
+                     [&](const ExprNode* operand) { link(Expr(operand), OpPattern::kOpaque); });
         break;
     }
   }
@@ -502,7 +405,8 @@ class FusedBuilder {
       const Expr& expr = graph_.node(i).expr;
       if (!wrapped_[group]) {
         rewritten_.emplace(expr.get(),
-                           RebuildWith(expr, [this](const Expr& e) { return Outer(e); }));
+                           RebuildWithChildren(expr, ChildSet::kUses,
+                                               [this](const Expr& e) { return Outer(e); }));
         continue;
       }
       if (i != members_[group].back()) continue;
@@ -545,7 +449,7 @@ class FusedBuilder {
     std::vector<Span> spans;
     for (int m : members) {
       const Expr& expr = graph_.node(m).expr;
-      inner.emplace(expr.get(), RebuildWith(expr, input));
+      inner.emplace(expr.get(), RebuildWithChildren(expr, ChildSet::kUses, input));
       spans.push_back(expr->span);
     }
     const Expr& output = graph_.node(members.back()).expr;

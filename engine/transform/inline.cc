@@ -88,7 +88,7 @@ class Inliner {
     explicit CallExpander(Inliner* owner) : owner_(owner) {}
 
    protected:
-    Expr Rewrite_(const CallNode* /*pre*/, const Expr& post) override {
+    Result Rewrite_(const CallNode* /*pre*/, const Expr& post) override {
       const auto* call = post.as<CallNode>();
       const auto* gv = call->op.as<GlobalVarNode>();
       if (gv == nullptr) return post;

@@ -95,19 +95,11 @@ class ConstraintCollector {
 
  private:
   const FunctionNode* Callee(const Expr& op) const {
-    if (const auto* func = op.as<FunctionNode>()) return func;
-    if (const auto* global = op.as<GlobalVarNode>()) {
-      return module_->Lookup(global->name_hint).as<FunctionNode>();
-    }
-    if (const auto* var = op.as<VarNode>()) {
-      auto it = bound_.find(var);
-      return it == bound_.end() ? nullptr : it->second;
-    }
-    return nullptr;
+    return transform::Callee(op, module_, bound_);
   }
 
   absl::Status VisitCall(const CallNode* call) {
-    if (AsOpCall(Expr(call), kOnDeviceOp)) {
+    if (IsOp(call->op, OnDeviceOp())) {
       const ExprNode* arg = call->args[0].get();
       VirtualDevice device = DeviceFromAttrs(call->attrs, "");
       bool result = BoolAttr(call->attrs, "constrain_result", true);
@@ -119,7 +111,7 @@ class ConstraintCollector {
       if (result) KILN_RETURN_IF_ERROR(domains_.Fix(call, device, call));
       return absl::OkStatus();
     }
-    if (AsOpCall(Expr(call), kDeviceCopyOp)) {
+    if (IsOp(call->op, DeviceCopyOp())) {
       KILN_RETURN_IF_ERROR(domains_.Fix(call->args[0].get(), DeviceFromAttrs(call->attrs, "src_"),
                                         call));
       domains_.DomainOf(call);
@@ -197,8 +189,8 @@ class PlannedRewriter : public DeviceAssigner {
   const absl::Status& status() const { return status_; }
 
  protected:
-  Expr Rewrite_(const CallNode* pre, const Expr& post) override {
-    if (!AsOpCall(post, kOnDeviceOp)) return Assign(pre, post);
+  Result Rewrite_(const CallNode* pre, const Expr& post) override {
+    if (!AsCallOf(post, OnDeviceOp())) return Assign(pre, post);
     // The annotation goes; its argument stays, copied when the two sides differ.
     const Expr& arg = post.as<CallNode>()->args[0];
     VirtualDevice device = device_of_(pre);

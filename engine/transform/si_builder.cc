@@ -4,8 +4,8 @@
 
 #include <utility>
 
-#include "engine/ir/expr_functor.h"
 #include "engine/ir/expr_mutator.h"
+#include "engine/ir/expr_walk.h"
 #include "engine/pass/pass_config.h"
 #include "engine/pass/pass_context.h"
 
@@ -27,26 +27,25 @@ bool IsReference(ObjectKind kind) {
   return kind == ObjectKind::kOp || kind == ObjectKind::kVar || kind == ObjectKind::kGlobalVar;
 }
 
-// Pre-order walk with an explicit stack: the seeds' Collapse, without the
-// recursion, and without the inputs' own spans (an input is an operand the
-// rewrite keeps; its span stays on it and does not describe the new node).
+// The seeds' Collapse without the recursion: spans in pre-order (the order
+// WalkPostOrder reaches nodes), without the inputs' own spans (an input is an
+// operand the rewrite keeps; its span stays on it and does not describe the
+// new node).
 Span Collapse(const Expr& entry, const NodeSet& inputs) {
   std::vector<Span> spans;
   NodeSet visited;
-  std::vector<const ExprNode*> stack{entry.get()};
-  std::vector<const ExprNode*> children;
-  while (!stack.empty()) {
-    const ExprNode* node = stack.back();
-    stack.pop_back();
-    if (node == nullptr || inputs.count(node) || IsReference(node->kind()) ||
-        !visited.insert(node).second) {
-      continue;
+  auto take = [&](const ExprNode* node) {
+    if (inputs.count(node) || IsReference(node->kind()) || !visited.insert(node).second) {
+      return false;
     }
     if (node->span) spans.push_back(node->span);
-    children.clear();
-    ForEachChild(node, [&](const Expr& child) { children.push_back(child.get()); });
-    // Reversed, so the first operand is collected first.
-    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(*it);
+    return true;
+  };
+  if (take(entry.get())) {
+    WalkPostOrder(
+        entry.get(), ChildSet::kAll,
+        [&](const WalkEdge& edge) { return take(edge.child); },
+        [](const ExprNode*) {});
   }
   return MakeSequentialSpan(spans);
 }

@@ -22,6 +22,7 @@
 #include "engine/op/op_registry.h"
 #include "engine/op/type_inference.h"
 #include "engine/op/type_relations.h"
+#include "engine/pass/rewriter_pass.h"
 #include "engine/support/status_macros.h"
 #include "engine/transform/expr_builder.h"
 #include "engine/transform/si_builder.h"
@@ -29,26 +30,33 @@
 namespace kiln::transform {
 namespace {
 
-const CallNode* AsOpCall(const Expr& expr, std::string_view name) {
-  const auto* call = expr.as<CallNode>();
-  if (call == nullptr) return nullptr;
-  const auto* op = call->op.as<OpNode>();
-  return op != nullptr && op->name == name ? call : nullptr;
-}
+// The ops this pass matches, looked up once.
+struct MatchedOps {
+  const OpEntry& reshape = OpRegistry::Global().Get("reshape");
+  const OpEntry& squeeze = OpRegistry::Global().Get("squeeze");
+  const OpEntry& expand_dims = OpRegistry::Global().Get("expand_dims");
+  const OpEntry& transpose = OpRegistry::Global().Get("transpose");
+  const OpEntry& cast = OpRegistry::Global().Get("cast");
+  const OpEntry& multiply = OpRegistry::Global().Get("multiply");
+  const OpEntry& add = OpRegistry::Global().Get("add");
+  const OpEntry& subtract = OpRegistry::Global().Get("subtract");
+  const OpEntry& divide = OpRegistry::Global().Get("divide");
+};
 
-std::string_view OpName(const Expr& expr) {
-  const auto* call = expr.as<CallNode>();
-  if (call == nullptr) return {};
-  const auto* op = call->op.as<OpNode>();
-  return op == nullptr ? std::string_view() : std::string_view(op->name);
+const MatchedOps& Ops() {
+  static const MatchedOps ops{};
+  return ops;
 }
 
 bool SameType(const Expr& a, const Expr& b) {
   return a->checked_type && b->checked_type && StructuralEqual(a->checked_type, b->checked_type);
 }
 
-bool IsShapeOnly(std::string_view name) {
-  return name == "reshape" || name == "squeeze" || name == "expand_dims";
+// True when `callee` is reshape, squeeze or expand_dims.
+bool IsShapeOnly(const Expr& callee) {
+  const MatchedOps& ops = Ops();
+  return IsOp(callee, ops.reshape) || IsOp(callee, ops.squeeze) ||
+         IsOp(callee, ops.expand_dims);
 }
 
 // True when every value of `from` converts to `to` exactly, so a cast through
@@ -88,26 +96,22 @@ bool LosslessCast(DataType from, DataType to) {
 }
 
 class ExprSimplifier : public PostOrderRewriter {
- public:
-  absl::Status status() const { return status_; }
-
  protected:
   bool KeepSubtree(const ExprNode* expr) const override {
     const auto* func = Expr(expr).as<FunctionNode>();
     return func != nullptr && func->HasNonzeroAttr(kAttrPrimitive);
   }
 
-  Expr Rewrite_(const CallNode* /*pre*/, const Expr& post) override {
+  Result Rewrite_(const CallNode* /*pre*/, const Expr& post) override {
     Expr current = post;
     // Each step either removes the node (returns an existing operand, which
     // was simplified already) or replaces it with a new one, which may match
     // again (a collapsed cast chain may turn out to be the identity).
-    while (status_.ok() && current->checked_type) {
+    while (current->checked_type) {
       absl::StatusOr<Expr> next = SimplifyOnce(current);
       if (!next.ok()) {
-        status_ = absl::InternalError(
+        return absl::InternalError(
             absl::StrCat("SimplifyExpr: ", std::string(next.status().message())));
-        return post;
       }
       if (next->same_as(current)) break;
       current = *next;
@@ -117,7 +121,7 @@ class ExprSimplifier : public PostOrderRewriter {
 
  private:
   absl::StatusOr<Attrs> AttrsOf(const CallNode* call) {
-    return NormalizeAttrs(*OpRegistry::Global().Find(call->op.as<OpNode>()->name), call->attrs);
+    return NormalizeAttrs(*OpRegistry::Global().FindCallee(call->op), call->attrs);
   }
 
   // Builds `op_name(x, attrs)` to replace the chain from `entry` down to `x`,
@@ -131,28 +135,29 @@ class ExprSimplifier : public PostOrderRewriter {
   }
 
   absl::StatusOr<Expr> SimplifyOnce(const Expr& expr) {
-    std::string_view name = OpName(expr);
-    if (name.empty()) return expr;
     const auto* call = expr.as<CallNode>();
-    if (IsShapeOnly(name)) return SimplifyShapeChain(expr, call, name);
-    if (name == "transpose") return SimplifyTranspose(expr, call);
-    if (name == "cast") return SimplifyCast(expr, call);
-    if (name == "multiply" || name == "add" || name == "subtract" || name == "divide") {
-      return SimplifyIdentity(expr, call, name);
+    if (call == nullptr) return expr;
+    const MatchedOps& ops = Ops();
+    const Expr& op = call->op;
+    if (IsShapeOnly(op)) return SimplifyShapeChain(expr, call);
+    if (IsOp(op, ops.transpose)) return SimplifyTranspose(expr, call);
+    if (IsOp(op, ops.cast)) return SimplifyCast(expr, call);
+    if (IsOp(op, ops.multiply) || IsOp(op, ops.add) || IsOp(op, ops.subtract) ||
+        IsOp(op, ops.divide)) {
+      return SimplifyIdentity(expr, call);
     }
     return expr;
   }
 
   // reshape / squeeze / expand_dims over another of them: one reshape to the
   // outer node's shape; and any of them that keeps the shape: its operand.
-  absl::StatusOr<Expr> SimplifyShapeChain(const Expr& expr, const CallNode* call,
-                                          std::string_view name) {
+  absl::StatusOr<Expr> SimplifyShapeChain(const Expr& expr, const CallNode* call) {
     const Expr& operand = call->args[0];
     if (SameType(expr, operand)) return operand;
     const auto* inner = operand.as<CallNode>();
-    if (inner == nullptr || !IsShapeOnly(OpName(operand))) return expr;
+    if (inner == nullptr || !IsShapeOnly(inner->op)) return expr;
     AttrValue newshape;
-    if (name == "reshape") {
+    if (IsOp(call->op, Ops().reshape)) {
       KILN_ASSIGN_OR_RETURN(Attrs attrs, AttrsOf(call));
       newshape = *attrs->Find("newshape");
     } else {
@@ -199,7 +204,7 @@ class ExprSimplifier : public PostOrderRewriter {
     std::optional<std::vector<int64_t>> outer = Permutation(call, *attrs);
     if (!outer) return expr;
     if (IsIdentityPermutation(*outer) && SameType(expr, call->args[0])) return call->args[0];
-    const CallNode* inner = AsOpCall(call->args[0], "transpose");
+    const CallNode* inner = AsCallOf(call->args[0], Ops().transpose);
     if (inner == nullptr) return expr;
     KILN_ASSIGN_OR_RETURN(Attrs inner_attrs, AttrsOf(inner));
     std::optional<std::vector<int64_t>> first = Permutation(inner, *inner_attrs);
@@ -216,7 +221,7 @@ class ExprSimplifier : public PostOrderRewriter {
   absl::StatusOr<Expr> SimplifyCast(const Expr& expr, const CallNode* call) {
     const Expr& operand = call->args[0];
     if (SameType(expr, operand)) return operand;
-    const CallNode* inner = AsOpCall(operand, "cast");
+    const CallNode* inner = AsCallOf(operand, Ops().cast);
     if (inner == nullptr) return expr;
     const TensorTypeNode* x_type = TensorTypeOf(inner->args[0]);
     const TensorTypeNode* mid_type = TensorTypeOf(operand);
@@ -232,12 +237,12 @@ class ExprSimplifier : public PostOrderRewriter {
   // x + 0 differs from x only for x = -0 (it gives +0), a difference the
   // comparisons and arithmetic downstream cannot observe except through the
   // sign of a division by it; we accept that, as TVM and XLA's simplifiers do.
-  absl::StatusOr<Expr> SimplifyIdentity(const Expr& expr, const CallNode* call,
-                                        std::string_view name) {
+  absl::StatusOr<Expr> SimplifyIdentity(const Expr& expr, const CallNode* call) {
     if (call->args.size() != 2) return expr;
-    bool multiplicative = name == "multiply" || name == "divide";
+    const MatchedOps& ops = Ops();
+    bool multiplicative = IsOp(call->op, ops.multiply) || IsOp(call->op, ops.divide);
     double neutral = multiplicative ? 1.0 : 0.0;
-    bool commutative = name == "multiply" || name == "add";
+    bool commutative = IsOp(call->op, ops.multiply) || IsOp(call->op, ops.add);
     auto is_neutral = [&](const Expr& e) {
       const auto* c = e.as<ConstantNode>();
       return c != nullptr && AllElementsEqual(*c->data, neutral);
@@ -248,20 +253,13 @@ class ExprSimplifier : public PostOrderRewriter {
     }
     return expr;
   }
-
-  absl::Status status_;
 };
 
 }  // namespace
 
 Pass SimplifyExpr() {
-  return CreateFunctionPass(
-      [](const Function& func, const IRModule&, PassContext&) -> absl::StatusOr<Function> {
-        ExprSimplifier simplifier;
-        Expr result = simplifier.VisitExpr(func);
-        KILN_RETURN_IF_ERROR(simplifier.status());
-        return Downcast<FunctionNode>(result);
-      },
+  return CreateRewriterPass(
+      [](const Function&, const IRModule&, PassContext&) { return ExprSimplifier(); },
       PassInfo{"SimplifyExpr", 2, {"InferType"}, PassStage::kGraph});
 }
 

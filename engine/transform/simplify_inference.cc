@@ -24,6 +24,7 @@
 #include "engine/op/op_registry.h"
 #include "engine/op/type_inference.h"
 #include "engine/op/type_relations.h"
+#include "engine/pass/rewriter_pass.h"
 #include "engine/support/status_macros.h"
 #include "engine/transform/expr_builder.h"
 #include "engine/transform/si_builder.h"
@@ -129,9 +130,6 @@ absl::StatusOr<Expr> UnpackInstanceNorm(const CallNode& call, const AttrsNode& a
 }
 
 class InferenceSimplifier : public PostOrderRewriter {
- public:
-  absl::Status status() const { return status_; }
-
  protected:
   // Fused functions are finished kernels: never rewritten from outside.
   bool KeepSubtree(const ExprNode* expr) const override {
@@ -139,44 +137,39 @@ class InferenceSimplifier : public PostOrderRewriter {
     return func != nullptr && func->HasNonzeroAttr(kAttrPrimitive);
   }
 
-  Expr Rewrite_(const CallNode* /*pre*/, const Expr& post) override {
+  Result Rewrite_(const CallNode* /*pre*/, const Expr& post) override {
+    static const OpEntry& batch_norm = OpRegistry::Global().Get("nn.batch_norm");
+    static const OpEntry& layer_norm = OpRegistry::Global().Get("nn.layer_norm");
+    static const OpEntry& instance_norm = OpRegistry::Global().Get("nn.instance_norm");
     const auto* call = post.as<CallNode>();
-    const auto* op = call->op.as<OpNode>();
-    if (op == nullptr || !status_.ok()) return post;
     using Unpack =
         absl::StatusOr<Expr> (*)(const CallNode&, const AttrsNode&, const TensorTypeNode&);
-    Unpack unpack = op->name == "nn.batch_norm"      ? UnpackBatchNorm
-                    : op->name == "nn.layer_norm"    ? UnpackLayerNorm
-                    : op->name == "nn.instance_norm" ? UnpackInstanceNorm
-                                                     : nullptr;
+    Unpack unpack = IsOp(call->op, batch_norm)      ? UnpackBatchNorm
+                    : IsOp(call->op, layer_norm)    ? UnpackLayerNorm
+                    : IsOp(call->op, instance_norm) ? UnpackInstanceNorm
+                                                    : nullptr;
     if (unpack == nullptr) return post;
+    const OpEntry& entry = *OpRegistry::Global().FindCallee(call->op);
     // Untyped calls stay (the pass requires InferType; nothing to go on here).
     const TensorTypeNode* data_type = TensorTypeOf(call->args[0]);
     if (data_type == nullptr || !post->checked_type) return post;
-    absl::StatusOr<Attrs> attrs = NormalizeAttrs(*OpRegistry::Global().Find(op->name), call->attrs);
+    absl::StatusOr<Attrs> attrs = NormalizeAttrs(entry, call->attrs);
     absl::StatusOr<Expr> out =
         attrs.ok() ? unpack(*call, **attrs, *data_type) : absl::StatusOr<Expr>(attrs.status());
     if (!out.ok()) {
-      status_ = absl::InternalError(absl::StrCat("SimplifyInference: cannot unpack ", op->name,
-                                                 ": ", std::string(out.status().message())));
-      return post;
+      return absl::InternalError(absl::StrCat("SimplifyInference: cannot unpack ", entry.name,
+                                              ": ", std::string(out.status().message())));
     }
     return *out;
   }
-
- private:
-  absl::Status status_;
 };
 
 }  // namespace
 
 Pass SimplifyInference() {
-  return CreateFunctionPass(
-      [](const Function& func, const IRModule&, PassContext&) -> absl::StatusOr<Function> {
-        InferenceSimplifier simplifier;
-        Expr result = simplifier.VisitExpr(func);
-        KILN_RETURN_IF_ERROR(simplifier.status());
-        return Downcast<FunctionNode>(result);
+  return CreateRewriterPass(
+      [](const Function&, const IRModule&, PassContext&) {
+        return InferenceSimplifier();
       },
       PassInfo{"SimplifyInference", 0, {"InferType"}, PassStage::kGraph});
 }

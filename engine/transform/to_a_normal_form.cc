@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/ir/expr_visitor.h"
+#include "engine/ir/expr_walk.h"
 
 namespace kiln::transform {
 namespace {
@@ -94,41 +95,41 @@ class Converter {
     return a;
   }
 
-  void Use(const Expr& child, int scope) {
-    auto [it, inserted] = scope_of_.emplace(child.get(), scope);
+  void Use(const ExprNode* child, int scope) {
+    auto [it, inserted] = scope_of_.emplace(child, scope);
     if (!inserted) it->second = Lca(it->second, scope);
-    ++uses_[child.get()];
+    ++uses_[child];
   }
 
   void Place() {
     NewScope(-1, func_->body.get());
-    Use(func_->body, 0);
+    Use(func_->body.get(), 0);
     for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
       const ExprNode* node = *it;
       int scope = scope_of_.at(node);
       switch (node->kind()) {
         case ObjectKind::kIf: {
           const auto* n = static_cast<const IfNode*>(node);
-          Use(n->cond, scope);
+          Use(n->cond.get(), scope);
           int then_scope = NewScope(scope, n->true_branch.get());
           int else_scope = NewScope(scope, n->false_branch.get());
           branch_scopes_[node] = {then_scope, else_scope};
-          Use(n->true_branch, then_scope);
-          Use(n->false_branch, else_scope);
+          Use(n->true_branch.get(), then_scope);
+          Use(n->false_branch.get(), else_scope);
           break;
         }
         case ObjectKind::kLet: {
           const auto* n = static_cast<const LetNode*>(node);
-          Use(n->value, scope);
+          Use(n->value.get(), scope);
           int body_scope = NewScope(scope, n->body.get());
           branch_scopes_[node] = {body_scope, -1};
-          Use(n->body, body_scope);
+          Use(n->body.get(), body_scope);
           break;
         }
         case ObjectKind::kFunction:
           break;  // converted on its own
         default:
-          ForEachChild(node, [&](const Expr& child) { Use(child, scope); });
+          ForEachChild(node, ChildSet::kAll, [&](const ExprNode* child) { Use(child, scope); });
       }
     }
     // A let's value used by nothing else is bound to the let's own variable,

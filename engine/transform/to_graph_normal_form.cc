@@ -12,42 +12,26 @@
 #include <unordered_set>
 #include <vector>
 
-#include "engine/ir/expr_functor.h"
 #include "engine/ir/expr_mutator.h"
+#include "engine/ir/expr_walk.h"
 
 namespace kiln::transform {
 namespace {
 
-// The lets under `root` in binding order (value before let before body).
+// The lets under `root` in binding order (value before let before body):
+// a let is listed when the walk reaches its body.
 std::vector<const LetNode*> BindingOrder(const Expr& root) {
-  struct Frame {
-    const ExprNode* node;
-    bool let_value_done;
-  };
   std::vector<const LetNode*> order;
-  std::unordered_set<const ExprNode*> visited;
-  std::vector<Frame> stack{{root.get(), false}};
-  std::vector<const ExprNode*> children;
-  while (!stack.empty()) {
-    Frame frame = stack.back();
-    stack.pop_back();
-    if (frame.node->kind() == ObjectKind::kLet) {
-      const auto* let = static_cast<const LetNode*>(frame.node);
-      if (frame.let_value_done) {
-        order.push_back(let);
-        stack.push_back({let->body.get(), false});
-        continue;
-      }
-      if (!visited.insert(let).second) continue;
-      stack.push_back({let, true});
-      stack.push_back({let->value.get(), false});
-      continue;
-    }
-    if (!visited.insert(frame.node).second) continue;
-    children.clear();
-    ForEachChild(frame.node, [&](const Expr& child) { children.push_back(child.get()); });
-    for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back({*it, false});
-  }
+  std::unordered_set<const ExprNode*> visited{root.get()};
+  WalkPostOrder(
+      root.get(), ChildSet::kAll,
+      [&](const WalkEdge& edge) {
+        if (edge.role == ChildRole::kLetBody) {
+          order.push_back(static_cast<const LetNode*>(edge.parent));
+        }
+        return visited.insert(edge.child).second;
+      },
+      [](const ExprNode*) {});
   return order;
 }
 

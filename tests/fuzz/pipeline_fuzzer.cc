@@ -9,7 +9,7 @@
 #include "engine/pass/pipeline.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  kiln::driver::EnsureBuiltinPassesRegistered();
+  kiln::driver::RegisteredPasses();
   std::string_view text(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<kiln::Pass> pipeline = kiln::ParsePipeline(text);
   if (!pipeline.ok()) return 0;

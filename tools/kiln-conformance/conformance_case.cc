@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/driver/driver.h"
+#include "engine/driver/run_model.h"
 #include "engine/frontend/onnx/convert_context.h"
 #include "engine/loop/host_tensor.h"
 #include "engine/loop/interpreter.h"
-#include "engine/loop/prim_func.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::conformance {
@@ -164,32 +164,19 @@ CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance) {
     return {unsupported ? Stage::kUnsupportedOp : Stage::kImportError,
             FirstLine(compiled.status())};
   }
-  const lower::LoweredModule& lowered = *compiled->lowered;
-  if (static_cast<size_t>(lowered.num_inputs) != inputs->size() ||
-      static_cast<size_t>(lowered.num_outputs) != expected->size()) {
+  driver::ModelTensors signature = driver::MakeModelTensors(*compiled);
+  if (signature.inputs.size() != inputs->size() || signature.outputs.size() != expected->size()) {
     return {Stage::kCompileError,
-            absl::StrCat("the compiled model takes ", lowered.num_inputs, " inputs and gives ",
-                         lowered.num_outputs, " outputs; the test has ", inputs->size(), " and ",
-                         expected->size())};
+            absl::StrCat("the compiled model takes ", signature.inputs.size(), " inputs and gives ",
+                         signature.outputs.size(), " outputs; the test has ", inputs->size(),
+                         " and ", expected->size())};
   }
-
-  // main(inputs..., outputs..., constants...)
-  const auto* main = lowered.module->Lookup("main").as<loop::PrimFuncNode>();
-  if (main == nullptr) return {Stage::kCompileError, "the lowered module has no PrimFunc main"};
-  std::vector<loop::HostTensor> outputs;
-  for (int i = 0; i < lowered.num_outputs; ++i) {
-    const loop::Buffer& buffer = main->param_buffer(lowered.num_inputs + i);
-    outputs.push_back(loop::HostTensor::Zeros(buffer->dtype, buffer->shape));
-  }
-  std::vector<loop::HostTensor> constants;
-  for (const auto& [buffer, data] : lowered.constants) {
-    constants.push_back(loop::HostTensor::FromTensorData(data));
-  }
+  std::vector<loop::HostTensor>& outputs = signature.outputs;
   // ONNX 1.12's test data stores bfloat16 tensors with data type UINT16 (the
   // same 16 bits): read them as the bfloat16 the model declares.
-  for (int i = 0; i < lowered.num_inputs; ++i) {
+  for (size_t i = 0; i < inputs->size(); ++i) {
     loop::HostTensor& input = (*inputs)[i];
-    if (input.dtype == DataType::kUInt16 && main->param_buffer(i)->dtype == DataType::kBFloat16) {
+    if (input.dtype == DataType::kUInt16 && signature.inputs[i].dtype == DataType::kBFloat16) {
       input.dtype = DataType::kBFloat16;
     }
   }
@@ -198,16 +185,16 @@ CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance) {
       (*expected)[i].dtype = DataType::kBFloat16;
     }
   }
-  std::vector<loop::HostTensor*> args;
-  for (auto& t : *inputs) args.push_back(&t);
-  for (auto& t : outputs) args.push_back(&t);
-  for (auto& t : constants) args.push_back(&t);
+  std::vector<loop::HostTensor*> input_args;
+  for (auto& t : *inputs) input_args.push_back(&t);
+  std::vector<loop::HostTensor*> output_args;
+  for (auto& t : outputs) output_args.push_back(&t);
   // The time limit of the isolated child bounds a run; the default step
   // budget (a few seconds) would stop the larger convolutions first.
   loop::InterpreterOptions interpreter_options;
   interpreter_options.max_steps = int64_t{40'000'000'000};
   interpreter_options.max_allocation_bytes = int64_t{4} << 30;
-  absl::Status ran = loop::RunModuleFunction(lowered.module, "main", args, interpreter_options);
+  absl::Status ran = driver::RunModel(*compiled, input_args, output_args, interpreter_options);
   if (!ran.ok()) return {Stage::kRunError, FirstLine(ran)};
 
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -23,6 +23,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "nlohmann/json.hpp"
+#include "tools/common/flags_usage.h"
 #include "tools/kiln-conformance/conformance_case.h"
 #include "tools/kiln-conformance/isolated_runner.h"
 
@@ -80,7 +81,10 @@ std::set<std::string> ReadNameList(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Runs the ONNX backend tests through Kiln's interpreter");
+  kiln::tools::SetToolUsage(
+      "kiln-conformance [--data=DIR] [--filter=REGEX] [--jobs=N] [...]\n"
+      "Runs the ONNX backend tests through Kiln's interpreter (docs/conformance.md).",
+      {__FILE__});
   absl::ParseCommandLine(argc, argv);
 
   std::vector<Case> cases = FindCases(absl::GetFlag(FLAGS_data), absl::GetFlag(FLAGS_filter));

@@ -1,15 +1,18 @@
 // kiln-opt: reads a model (graph IR text, `.kir`, or an ONNX model, `.onnx`;
-// `-` reads stdin and detects which), optionally runs a pass pipeline on it
-// under a PassContext built from the flags, and prints the result in the
-// requested format. Pass dumps, timing reports and bisection lines go to
-// stderr; the module alone goes to stdout. Without --passes or -O the tool
-// only prints, exactly as before pipelines existed. --emit=loop and
-// --schedule-record lower the optimized module (lowering_output.h).
+// `-` reads stdin and detects which), compiles it through engine/driver as far
+// as the flags ask (a pass pipeline, lowering, the loop pipeline, schedule
+// records), and prints the result in the requested format. Pass dumps, timing
+// reports and bisection lines go to stderr; the module alone goes to stdout.
+// Without --passes or -O the tool only prints.
+// --split-input-file compiles the parts of a lit test between `// -----`
+// lines one by one, and --verify-diagnostics checks the errors against the
+// input's expected-error comments (split_input.h, verify_diagnostics.h).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,23 +27,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "engine/frontend/onnx/importer.h"
-#include "engine/loop/transform/register_loop_passes.h"
-#include "engine/op/type_inference.h"
-#include "engine/parser/parser.h"
-#include "engine/pass/configured_instruments.h"
-#include "engine/pass/crash_reproducer.h"
-#include "engine/pass/pass_config.h"
-#include "engine/pass/pass_context.h"
-#include "engine/pass/pass_event.h"
-#include "engine/pass/pass_registry.h"
-#include "engine/pass/pass_timing.h"
-#include "engine/pass/pass_listing.h"
-#include "engine/pass/pipeline.h"
-#include "engine/pass/print_ir.h"
+#include "engine/driver/driver.h"
+#include "engine/driver/schedule_records.h"
 #include "engine/printer/json_printer.h"
 #include "engine/printer/printer.h"
-#include "tools/kiln-opt/lowering_output.h"
+#include "tools/common/flags_usage.h"
+#include "tools/kiln-opt/split_input.h"
 
 ABSL_FLAG(std::string, format, "relay",
           "output format: relay (canonical graph text), script (Python-like), json (see "
@@ -89,18 +81,28 @@ ABSL_FLAG(bool, list_passes, false,
 ABSL_FLAG(std::string, reproducer_dir, "",
           "on a pass failure, write the failing pass's input IR and a RUN line here");
 
-// Lowering (tools/kiln-opt/lowering_output.h).
+// Lowering (engine/driver: lowering, the loop pipeline, schedule records).
 ABSL_FLAG(std::string, emit, "graph",
           "what to print: graph (the graph module) or loop (run the graph pipeline, -O2's when "
           "none is given, lower, run the default loop pipeline, print the loop module as script, or "
           "as JSON with --format=json)");
-ABSL_FLAG(std::string, loop_passes, kiln::loop::transform::DefaultLoopPipeline(),
+ABSL_FLAG(std::string, loop_passes, kiln::driver::DefaultLoopPipeline(),
           "with --emit=loop: the loop pipeline run on the lowered module (default: the "
           "default loop pipeline; empty: none)");
 ABSL_FLAG(std::string, schedule_record, "",
           "print the schedule record of the kernels SELECTOR names (the call index in the "
           "optimized main, a fused function name, or an ONNX layer name) after lowering; "
           "--format=json prints one JSON object per step");
+
+// Lit tests of many cases (tools/kiln-opt/split_input.h, verify_diagnostics.h).
+ABSL_FLAG(bool, split_input_file, false,
+          "split the graph text at lines `// -----` and compile each part on its own (one "
+          "part's errors do not stop the others), printing `// -----` between their outputs; "
+          "line numbers in errors stay those of the whole file");
+ABSL_FLAG(bool, verify_diagnostics, false,
+          "check the errors, warnings and notes of each part against its comments "
+          "`// expected-error {{SUBSTRING}}` (expected-warning, expected-note; @+N, @-N, "
+          "@above, @below, @unknown) instead of printing them; exit code 0 when they all match");
 
 namespace {
 
@@ -256,167 +258,158 @@ void ListPasses(const kiln::PassRegistry& registry) {
   }
 }
 
-// With --format=json, the selected pass events as JSON lines on stderr.
-class JsonEventPrinter final : public kiln::PassObserver {
- public:
-  explicit JsonEventPrinter(kiln::PrintIRFilter filter) : filter_(std::move(filter)) {}
-
-  void OnPassEvent(const kiln::PassEvent& event) override {
-    bool print = false;
-    switch (event.kind) {
-      case kiln::PassEvent::Kind::kBefore:
-        print = filter_.PrintBefore(event.pass, event.is_sequential);
-        break;
-      case kiln::PassEvent::Kind::kAfter:
-        print = filter_.PrintAfter(event.pass, event.is_sequential, event.changed);
-        break;
-      case kiln::PassEvent::Kind::kFailed:
-        print = !event.is_sequential;
-        break;
-    }
-    if (print) std::cerr << kiln::PassEventToJson(event) << "\n";
-  }
-
- private:
-  kiln::PrintIRFilter filter_;
-};
-
 int Fail(std::string_view message) {
   std::cerr << "kiln-opt: " << message << "\n";
   return 1;
 }
 
-// Builds the PassContext from the flags, runs `pipeline_text` on `*module`.
-// Returns the process exit code.
-// `then`, when given, runs on the result while the context is still current
-// (lowering and the loop pipeline, so instruments see those passes too) and
-// gives the exit code.
-int RunPipeline(const std::string& pipeline_text, const std::vector<std::string>& configs,
-                const kiln::PrintOptions& print_options, bool json, kiln::IRModule* module,
-                const std::function<int(kiln::PassContext&, const kiln::IRModule&)>& then = {}) {
-  absl::StatusOr<kiln::Pass> pipeline = kiln::ParsePipeline(pipeline_text);
-  if (!pipeline.ok()) return Fail(std::string(pipeline.status().message()));
-
-  kiln::PassContext context;
-  int opt_level = absl::GetFlag(FLAGS_opt_level);
-  if (opt_level >= 0) context.set_opt_level(opt_level);
-  for (const std::string& name : SplitNames(absl::GetFlag(FLAGS_required_pass))) {
-    context.AddRequiredPass(name);
+// The driver's options from the flags (everything but the input and what
+// to do after the compile). Returns false with `error` for a bad flag.
+bool CompileOptionsFromFlags(const std::vector<std::string>& configs, int opt_level,
+                             const kiln::PrintOptions& print_options, bool json,
+                             kiln::driver::CompileOptions* options, std::string* error) {
+  options->import.span_filling = !absl::GetFlag(FLAGS_no_span_filling);
+  options->import.initializers_as_params = absl::GetFlag(FLAGS_initializers_as_params);
+  if (!ParseInputShapes(absl::GetFlag(FLAGS_input_shape), &options->import.input_shapes, error)) {
+    return false;
   }
-  for (const std::string& name : SplitNames(absl::GetFlag(FLAGS_disable_pass))) {
-    context.AddDisabledPass(name);
-  }
-  for (const std::string& assignment : configs) {
-    absl::Status status = context.SetConfigFromAssignment(assignment);
-    if (!status.ok()) return Fail(absl::StrCat("--config: ", std::string(status.message())));
-  }
-  // The convenience flags set the same options a --config would.
+  // Without -O the context keeps PassContext's default level (2).
+  options->opt_level = opt_level >= 0 ? opt_level : 2;
+  options->required_passes = SplitNames(absl::GetFlag(FLAGS_required_pass));
+  options->disabled_passes = SplitNames(absl::GetFlag(FLAGS_disable_pass));
+  options->config = configs;
+  // The convenience flags set the same options a --config would, after it.
   if (absl::GetFlag(FLAGS_max_pass_index) >= 0) {
-    absl::Status status =
-        context.SetConfig(kiln::kConfigMaxPassIndex, absl::GetFlag(FLAGS_max_pass_index));
-    if (!status.ok()) return Fail(std::string(status.message()));
+    options->config.push_back(
+        absl::StrCat("pass.max_pass_index=", absl::GetFlag(FLAGS_max_pass_index)));
   }
-  if (absl::GetFlag(FLAGS_verify_each)) {
-    absl::Status status = context.SetConfig(kiln::kConfigVerifyEach, true);
-    if (!status.ok()) return Fail(std::string(status.message()));
-  }
+  if (absl::GetFlag(FLAGS_verify_each)) options->config.push_back("pass.verify_each=true");
   if (!absl::GetFlag(FLAGS_span_coverage).empty()) {
-    absl::Status status =
-        context.SetConfig(kiln::kConfigSpanCoverage, absl::GetFlag(FLAGS_span_coverage));
-    if (!status.ok()) return Fail(std::string(status.message()));
+    options->config.push_back(
+        absl::StrCat("pass.span_coverage=", absl::GetFlag(FLAGS_span_coverage)));
   }
 
-  // Timing first: its before hook is the first and its after hook the first,
-  // so other instruments' after hooks (verification, dumps) are not timed.
-  std::shared_ptr<kiln::PassTiming> timing;
+  kiln::driver::DebugOptions& debug = options->debug;
   std::string time_passes = absl::GetFlag(FLAGS_time_passes);
-  if (!time_passes.empty()) {
-    if (time_passes != "tree" && time_passes != "list") {
-      return Fail(
-          absl::StrCat("unknown --time-passes '", time_passes, "' (expected tree or list)"));
-    }
-    timing = std::make_shared<kiln::PassTiming>();
-    context.AddInstrument(timing);
+  if (time_passes == "tree") {
+    debug.time_passes = kiln::driver::TimePasses::kTree;
+  } else if (time_passes == "list") {
+    debug.time_passes = kiln::driver::TimePasses::kList;
+  } else if (!time_passes.empty()) {
+    *error = absl::StrCat("unknown --time-passes '", time_passes, "' (expected tree or list)");
+    return false;
   }
-
-  kiln::PrintIRFilter filter;
-  filter.before_all = absl::GetFlag(FLAGS_print_before_all);
-  filter.after_all = absl::GetFlag(FLAGS_print_after_all);
-  filter.before = SplitNames(absl::GetFlag(FLAGS_print_before));
-  filter.after = SplitNames(absl::GetFlag(FLAGS_print_after));
+  debug.print_ir.before_all = absl::GetFlag(FLAGS_print_before_all);
+  debug.print_ir.after_all = absl::GetFlag(FLAGS_print_after_all);
+  debug.print_ir.before = SplitNames(absl::GetFlag(FLAGS_print_before));
+  debug.print_ir.after = SplitNames(absl::GetFlag(FLAGS_print_after));
   if (absl::GetFlag(FLAGS_print_changed)) {
-    filter.only_changed = true;
-    if (filter.after.empty()) filter.after_all = true;
+    debug.print_ir.only_changed = true;
+    if (debug.print_ir.after.empty()) debug.print_ir.after_all = true;
   }
-  std::unique_ptr<JsonEventPrinter> json_printer;
-  if (!filter.empty()) {
-    if (json) {
-      json_printer = std::make_unique<JsonEventPrinter>(filter);
-      kiln::ObserverOptions options;
-      options.report_before = filter.before_all || !filter.before.empty();
-      options.include_ir_before = options.report_before;
-      options.include_ir_after = true;
-      context.AddInstrument(
-          std::make_shared<kiln::ObserverInstrument>(json_printer.get(), options));
-    } else {
-      context.AddInstrument(std::make_shared<kiln::PrintIR>(filter, &std::cerr, print_options));
-    }
-  }
+  debug.dump_json = json;
+  debug.print_options = print_options;
+  debug.out = &std::cerr;
+  debug.reproducer_dir = absl::GetFlag(FLAGS_reproducer_dir);
+  return true;
+}
 
-  absl::StatusOr<kiln::ConfiguredInstruments> configured =
-      kiln::AddConfiguredInstruments(context, &std::cerr);
-  if (!configured.ok()) return Fail(std::string(configured.status().message()));
+void Write(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
-  std::shared_ptr<kiln::CrashReproducer> reproducer;
-  if (!absl::GetFlag(FLAGS_reproducer_dir).empty()) {
-    kiln::CrashReproducerOptions options;
-    options.directory = absl::GetFlag(FLAGS_reproducer_dir);
-    options.context_flags = kiln::ContextFlags(context);
-    options.full_pipeline = kiln::PrintPipeline(*pipeline);
-    reproducer = std::make_shared<kiln::CrashReproducer>(options);
-    context.AddInstrument(reproducer);
-  }
-
-  absl::StatusOr<kiln::IRModule> result;
-  int then_code = 0;
-  {
-    kiln::PassContext::Scope scope(context);
-    if (!scope.status().ok()) return Fail(std::string(scope.status().message()));
-    result = (**pipeline)(*module, context);
-    if (result.ok() && then) then_code = then(context, *result);
-    absl::Status closed = scope.Close();
-    if (result.ok() && !closed.ok()) result = closed;
-  }
-  for (const kiln::PassDiagnostic& diagnostic : context.diagnostics()) {
+// What the instruments reported: diagnostics, timing, span coverage.
+void PrintReport(const kiln::driver::CompileReport& report) {
+  for (const kiln::PassDiagnostic& diagnostic : report.diagnostics) {
     std::cerr << "kiln-opt: " << kiln::FormatDiagnostic(diagnostic) << "\n";
   }
-  if (timing) {
-    std::cerr << (time_passes == "list" ? timing->RenderList() : timing->RenderTree());
+  std::cerr << report.timing;
+  if (!report.span_coverage.empty()) {
+    std::cerr << "Span coverage after each pass:\n" << report.span_coverage;
   }
-  if (configured->span_coverage &&
-      context.GetConfig<std::string>(kiln::kConfigSpanCoverage) == "report") {
-    std::cerr << "Span coverage after each pass:\n" << configured->span_coverage->Render();
+}
+
+// Compiles one input, the whole file or one part of it under
+// --split-input-file (graph text when `is_text`, else an ONNX model) through
+// the driver, and prints what the flags ask for. Returns the exit code.
+int CompileInput(const std::string& path, const std::string& text, bool is_text,
+                 const std::string& format, int opt_level, const NormalizedArgs& args) {
+  kiln::PrintOptions print_options;
+  print_options.show_spans = !absl::GetFlag(FLAGS_hide_spans);
+  print_options.show_metadata = absl::GetFlag(FLAGS_show_metadata);
+  print_options.format =
+      format == "script" ? kiln::PrintOptions::Format::kScript : kiln::PrintOptions::Format::kRelay;
+  const bool json = format == "json";
+
+  std::string emit = absl::GetFlag(FLAGS_emit);
+  if (emit != "graph" && emit != "loop") {
+    return Fail(absl::StrCat("unknown --emit '", emit, "' (expected graph or loop)"));
   }
-  if (!result.ok()) {
-    Fail(std::string(result.status().message()));
-    if (reproducer) {
-      for (const std::string& path : reproducer->written()) {
-        std::cerr << "kiln-opt: reproducer written to " << path << "\n";
-      }
+  const std::string schedule_record = absl::GetFlag(FLAGS_schedule_record);
+  const bool lowering = emit == "loop" || !schedule_record.empty();
+
+  kiln::driver::CompileOptions options;
+  std::string error;
+  if (!CompileOptionsFromFlags(args.configs, opt_level, print_options, json, &options, &error)) {
+    return Fail(error);
+  }
+  options.source_name = path == "-" ? "<stdin>" : path;
+  // --passes names the pipeline; -O alone runs the default one of its level;
+  // lowering needs fused, typed functions, which -O2's pipeline provides.
+  options.pipeline = absl::GetFlag(FLAGS_passes);
+  if (options.pipeline.empty() && opt_level >= 0) {
+    options.pipeline = kiln::driver::DefaultGraphPipeline(opt_level);
+  }
+  if (options.pipeline.empty() && lowering) {
+    options.pipeline = kiln::driver::DefaultGraphPipeline(2);
+  }
+  options.run_graph_passes = !options.pipeline.empty();
+  options.lower = lowering;
+  // Schedule records show the kernels as lowering made them.
+  options.loop_pipeline = schedule_record.empty() ? absl::GetFlag(FLAGS_loop_passes) : "";
+
+  kiln::driver::CompileFailure failure;
+  absl::StatusOr<kiln::driver::CompileResult> compiled =
+      is_text ? kiln::driver::CompileGraphText(text, options, &failure)
+              : kiln::driver::CompileOnnx(text, options, &failure);
+  if (!compiled.ok()) {
+    PrintReport(failure.report);
+    std::string message(compiled.status().message());
+    Fail(failure.stage == kiln::driver::CompileStage::kConfigure ? "--config: " + message
+                                                                   : message);
+    for (const std::string& written : failure.report.reproducers) {
+      std::cerr << "kiln-opt: reproducer written to " << written << "\n";
     }
     return 1;
   }
-  *module = *std::move(result);
-  return then_code;
+  PrintReport(compiled->report);
+
+  if (!schedule_record.empty()) {
+    kiln::driver::ScheduleRecordOptions record_options;
+    record_options.verify = true;
+    record_options.max_verify_bytes = std::numeric_limits<int64_t>::max();  // a local tool
+    absl::StatusOr<std::vector<kiln::driver::KernelScheduleRecord>> records =
+        kiln::driver::ScheduleRecords(*compiled->lowered, schedule_record, record_options);
+    if (!records.ok()) return Fail(std::string(records.status().message()));
+    for (const kiln::driver::KernelScheduleRecord& record : *records) {
+      Write(kiln::driver::RenderScheduleRecord(record, json, print_options));
+    }
+    return 0;
+  }
+  const kiln::IRModule& module = lowering ? compiled->lowered->module : compiled->optimized;
+  // Loop IR prints as script.
+  if (lowering) print_options.format = kiln::PrintOptions::Format::kScript;
+  Write(json ? kiln::PrintModuleJson(module) : kiln::PrintModule(module, print_options));
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  kiln::tools::SetToolUsage(
       "kiln-opt FILE [--passes=PIPELINE | -O0..-O3] [--format=relay|script|json] [...]\n"
       "Reads Kiln graph IR text or an ONNX model (FILE or - for stdin), runs the requested "
-      "passes, and prints the result. See docs/passes.md.");
+      "passes, and prints the result. See docs/passes.md. Flags may be written with dashes "
+      "(--split-input-file) or underscores (--split_input_file).",
+      {__FILE__});
   NormalizedArgs args = NormalizeArgs(argc, argv);
   std::vector<char*> normalized_argv;
   for (std::string& arg : args.argv) normalized_argv.push_back(arg.data());
@@ -426,13 +419,11 @@ int main(int argc, char** argv) {
     for (const std::string& op : kiln::SupportedOnnxOps()) std::printf("%s\n", op.c_str());
     return 0;
   }
-  kiln::RegisterBuiltinPasses(kiln::PassRegistry::Global());
-  kiln::loop::transform::RegisterLoopPasses(kiln::PassRegistry::Global());
   if (absl::GetFlag(FLAGS_list_passes)) {
     if (absl::GetFlag(FLAGS_format) == "json") {
-      std::printf("%s\n", kiln::PassRegistryToJson(kiln::PassRegistry::Global()).dump(2).c_str());
+      std::printf("%s\n", kiln::PassRegistryToJson(kiln::driver::RegisteredPasses()).dump(2).c_str());
     } else {
-      ListPasses(kiln::PassRegistry::Global());
+      ListPasses(kiln::driver::RegisteredPasses());
     }
     return 0;
   }
@@ -449,57 +440,18 @@ int main(int argc, char** argv) {
 
   std::string text, error;
   if (!ReadInput(path, &text, &error)) return Fail(error);
-  absl::StatusOr<kiln::IRModule> module;
-  if (LooksLikeText(path, text)) {
-    kiln::ParseOptions parse_options;
-    parse_options.source_name = path == "-" ? "<stdin>" : path;
-    module = kiln::ParseModule(text, parse_options);
-  } else {
-    kiln::OnnxImportOptions import_options;
-    import_options.span_filling = !absl::GetFlag(FLAGS_no_span_filling);
-    import_options.initializers_as_params = absl::GetFlag(FLAGS_initializers_as_params);
-    if (!ParseInputShapes(absl::GetFlag(FLAGS_input_shape), &import_options.input_shapes, &error)) {
-      return Fail(error);
-    }
-    module = kiln::ImportOnnxModel(text, import_options);
+  bool is_text = LooksLikeText(path, text);
+  kiln_opt::ChunkRunOptions chunk_options;
+  chunk_options.split = absl::GetFlag(FLAGS_split_input_file);
+  chunk_options.verify_diagnostics = absl::GetFlag(FLAGS_verify_diagnostics);
+  if (!chunk_options.split && !chunk_options.verify_diagnostics) {
+    return CompileInput(path, text, is_text, format, opt_level, args);
   }
-  if (!module.ok()) return Fail(std::string(module.status().message()));
-
-  kiln::PrintOptions print_options;
-  print_options.show_spans = !absl::GetFlag(FLAGS_hide_spans);
-  print_options.show_metadata = absl::GetFlag(FLAGS_show_metadata);
-  print_options.format =
-      format == "script" ? kiln::PrintOptions::Format::kScript : kiln::PrintOptions::Format::kRelay;
-
-  std::string emit = absl::GetFlag(FLAGS_emit);
-  if (emit != "graph" && emit != "loop") {
-    return Fail(absl::StrCat("unknown --emit '", emit, "' (expected graph or loop)"));
+  if (!is_text) {
+    return Fail("--split-input-file and --verify-diagnostics read graph text, not an ONNX model");
   }
-  bool lowering = emit == "loop" || !absl::GetFlag(FLAGS_schedule_record).empty();
-
-  // --passes names the pipeline; -O alone runs the default one of its level.
-  std::string pipeline = absl::GetFlag(FLAGS_passes);
-  if (pipeline.empty() && opt_level >= 0) pipeline = kiln::DefaultPipeline(opt_level);
-  // Lowering needs fused, typed functions: the default pipeline provides them.
-  if (pipeline.empty() && lowering) pipeline = kiln::DefaultPipeline(2);
-  if (lowering) {
-    kiln_opt::LoweringOutputOptions lowering_options;
-    lowering_options.loop_pipeline = absl::GetFlag(FLAGS_loop_passes);
-    lowering_options.schedule_record = absl::GetFlag(FLAGS_schedule_record);
-    lowering_options.json = format == "json";
-    lowering_options.print_options = print_options;
-    return RunPipeline(pipeline, args.configs, print_options, format == "json", &*module,
-                       [&](kiln::PassContext& context, const kiln::IRModule& optimized) {
-                         return kiln_opt::EmitLowered(optimized, context, lowering_options);
-                       });
-  }
-  if (!pipeline.empty()) {
-    int code = RunPipeline(pipeline, args.configs, print_options, format == "json", &*module);
-    if (code != 0) return code;
-  }
-
-  std::string output =
-      format == "json" ? kiln::PrintModuleJson(*module) : kiln::PrintModule(*module, print_options);
-  std::fwrite(output.data(), 1, output.size(), stdout);
-  return 0;
+  chunk_options.source_name = path == "-" ? "<stdin>" : path;
+  return kiln_opt::RunChunks(text, chunk_options, [&](const std::string& chunk_text) {
+    return CompileInput(path, chunk_text, is_text, format, opt_level, args);
+  });
 }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/frontend/onnx/shape_folding.h"
 #include "engine/frontend/onnx/transform_converters.h"
+#include "engine/ir/dtype_dispatch.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/status_macros.h"
 
@@ -190,41 +191,19 @@ absl::StatusOr<std::vector<Expr>> ConvertRange(ConvertContext& ctx) {
       return ctx.Error("start, limit and delta must be scalars of one dtype");
     }
   }
-  TensorData data;
-  switch (dtype) {
-    case DataType::kInt16: {
-      KILN_ASSIGN_OR_RETURN(
-          data, RangeData<int16_t>(ctx, dtype, *start->data<int16_t>(), *limit->data<int16_t>(),
-                                   *delta->data<int16_t>()));
-      break;
-    }
-    case DataType::kInt32: {
-      KILN_ASSIGN_OR_RETURN(
-          data, RangeData<int32_t>(ctx, dtype, *start->data<int32_t>(), *limit->data<int32_t>(),
-                                   *delta->data<int32_t>()));
-      break;
-    }
-    case DataType::kInt64: {
-      KILN_ASSIGN_OR_RETURN(
-          data, RangeData<int64_t>(ctx, dtype, *start->data<int64_t>(), *limit->data<int64_t>(),
-                                   *delta->data<int64_t>()));
-      break;
-    }
-    case DataType::kFloat32: {
-      KILN_ASSIGN_OR_RETURN(data, RangeData<float>(ctx, dtype, *start->data<float>(),
-                                                   *limit->data<float>(), *delta->data<float>()));
-      break;
-    }
-    case DataType::kFloat64: {
-      KILN_ASSIGN_OR_RETURN(
-          data, RangeData<double>(ctx, dtype, *start->data<double>(), *limit->data<double>(),
-                                  *delta->data<double>()));
-      break;
-    }
-    default:
-      return ctx.Error(absl::StrCat("Range does not accept dtype ", DataTypeName(dtype)));
-  }
-  return Outputs(ctx.Constant(std::move(data)));
+  absl::StatusOr<TensorData> data =
+      DispatchDataType(dtype, [&]<DataType D>() -> absl::StatusOr<TensorData> {
+        if constexpr (D == DataType::kInt16 || D == DataType::kInt32 || D == DataType::kInt64 ||
+                      D == DataType::kFloat32 || D == DataType::kFloat64) {
+          using T = DataTypeStorage<D>;
+          return RangeData<T>(ctx, dtype, *start->data<T>(), *limit->data<T>(),
+                              *delta->data<T>());
+        } else {
+          return ctx.Error(absl::StrCat("Range does not accept dtype ", DataTypeName(dtype)));
+        }
+      });
+  if (!data.ok()) return data.status();
+  return Outputs(ctx.Constant(*std::move(data)));
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "engine/ir/float16.h"
+#include "engine/ir/dtype_dispatch.h"
 #include "engine/support/check.h"
 
 namespace kiln::onnx_frontend {
@@ -34,82 +34,21 @@ T SaturateTo(double value) {
 }  // namespace
 
 TensorData ScalarTensor(DataType dtype, double value) {
-  std::string bytes;
-  switch (dtype) {
-    case DataType::kFloat16:
-      bytes = Bytes(FloatToHalf(static_cast<float>(value)));
-      break;
-    case DataType::kBFloat16:
-      bytes = Bytes(FloatToBFloat16(static_cast<float>(value)));
-      break;
-    case DataType::kFloat32:
-      bytes = Bytes(static_cast<float>(value));
-      break;
-    case DataType::kFloat64:
-      bytes = Bytes(value);
-      break;
-    case DataType::kInt8:
-      bytes = Bytes(SaturateTo<int8_t>(value));
-      break;
-    case DataType::kInt16:
-      bytes = Bytes(SaturateTo<int16_t>(value));
-      break;
-    case DataType::kInt32:
-      bytes = Bytes(SaturateTo<int32_t>(value));
-      break;
-    case DataType::kInt64:
-      bytes = Bytes(SaturateTo<int64_t>(value));
-      break;
-    case DataType::kUInt8:
-      bytes = Bytes(SaturateTo<uint8_t>(value));
-      break;
-    case DataType::kUInt16:
-      bytes = Bytes(SaturateTo<uint16_t>(value));
-      break;
-    case DataType::kUInt32:
-      bytes = Bytes(SaturateTo<uint32_t>(value));
-      break;
-    case DataType::kUInt64:
-      bytes = Bytes(SaturateTo<uint64_t>(value));
-      break;
-    case DataType::kBool:
-      bytes = Bytes(static_cast<uint8_t>(value != 0 ? 1 : 0));
-      break;
-  }
+  std::string bytes = DispatchDataType(dtype, [&]<DataType D>() {
+    if constexpr (IsSignedInt(D) || IsUnsignedInt(D)) {
+      return Bytes(SaturateTo<DataTypeStorage<D>>(value));
+    } else {
+      return Bytes(ElementFromDouble<D>(value));
+    }
+  });
   return MakeTensorData(dtype, {}, std::move(bytes));
 }
 
 std::optional<double> ScalarValue(const TensorData& data) {
   if (!data || data->NumElements() != 1) return std::nullopt;
-  switch (data->dtype) {
-    case DataType::kFloat16:
-      return HalfToFloat(*data->data<uint16_t>());
-    case DataType::kBFloat16:
-      return BFloat16ToFloat(*data->data<uint16_t>());
-    case DataType::kFloat32:
-      return *data->data<float>();
-    case DataType::kFloat64:
-      return *data->data<double>();
-    case DataType::kInt8:
-      return *data->data<int8_t>();
-    case DataType::kInt16:
-      return *data->data<int16_t>();
-    case DataType::kInt32:
-      return *data->data<int32_t>();
-    case DataType::kInt64:
-      return static_cast<double>(*data->data<int64_t>());
-    case DataType::kUInt8:
-      return *data->data<uint8_t>();
-    case DataType::kUInt16:
-      return *data->data<uint16_t>();
-    case DataType::kUInt32:
-      return *data->data<uint32_t>();
-    case DataType::kUInt64:
-      return static_cast<double>(*data->data<uint64_t>());
-    case DataType::kBool:
-      return *data->data<uint8_t>() != 0 ? 1.0 : 0.0;
-  }
-  return std::nullopt;
+  return DispatchDataType(data->dtype, [&]<DataType D>() {
+    return ElementToDouble<D>(*data->data<DataTypeStorage<D>>());
+  });
 }
 
 TensorData ReshapeTensorData(const TensorData& data, std::vector<int64_t> shape) {

@@ -8,10 +8,12 @@
 #include "engine/frontend/onnx/transform_converters.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/frontend/onnx/shape_folding.h"
+#include "engine/ir/dtype_dispatch.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/status_macros.h"
 
@@ -36,30 +38,17 @@ absl::StatusOr<int64_t> ConstantScalarInt(const ConvertContext& ctx, size_t inpu
     return ctx.Error(absl::StrCat("input ", input, " (", what, ") must hold one value, got ",
                                   data->NumElements()));
   }
-  switch (data->dtype) {
-    case DataType::kInt8:
-      return *data->data<int8_t>();
-    case DataType::kInt16:
-      return *data->data<int16_t>();
-    case DataType::kInt32:
-      return *data->data<int32_t>();
-    case DataType::kInt64:
-      return *data->data<int64_t>();
-    case DataType::kUInt8:
-      return *data->data<uint8_t>();
-    case DataType::kUInt16:
-      return *data->data<uint16_t>();
-    case DataType::kUInt32:
-      return *data->data<uint32_t>();
-    case DataType::kUInt64:
-      return static_cast<int64_t>(*data->data<uint64_t>());
-    case DataType::kFloat32:
-      return static_cast<int64_t>(*data->data<float>());
-    case DataType::kFloat64:
-      return static_cast<int64_t>(*data->data<double>());
-    default:
-      break;
-  }
+  // Integers and float32/float64 convert as static_cast does (floats truncate).
+  std::optional<int64_t> value =
+      DispatchDataType(data->dtype, [&]<DataType D>() -> std::optional<int64_t> {
+        if constexpr (D == DataType::kFloat16 || D == DataType::kBFloat16 ||
+                      D == DataType::kBool) {
+          return std::nullopt;
+        } else {
+          return static_cast<int64_t>(*data->data<DataTypeStorage<D>>());
+        }
+      });
+  if (value.has_value()) return *value;
   return ctx.Error(absl::StrCat("input ", input, " (", what, ") has unsupported dtype ",
                                 DataTypeName(data->dtype)));
 }

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <optional>
 
-#include "engine/ir/float16.h"
+#include "engine/ir/dtype_dispatch.h"
 #include "engine/loop/arith/interval.h"
 
 namespace kiln::loop::arith {
@@ -24,26 +24,24 @@ int64_t FloorModInt(int64_t a, int64_t b) {
 }
 
 int64_t WrapToType(DataType dtype, int64_t value) {
-  uint64_t bits = static_cast<uint64_t>(value);
-  switch (dtype) {
-    case DataType::kBool: return value != 0 ? 1 : 0;
-    case DataType::kInt8: return static_cast<int8_t>(bits);
-    case DataType::kInt16: return static_cast<int16_t>(bits);
-    case DataType::kInt32: return static_cast<int32_t>(bits);
-    case DataType::kUInt8: return static_cast<uint8_t>(bits);
-    case DataType::kUInt16: return static_cast<uint16_t>(bits);
-    case DataType::kUInt32: return static_cast<uint32_t>(bits);
-    default: return value;
-  }
+  return DispatchDataType(dtype, [&]<DataType D>() -> int64_t {
+    if constexpr (D == DataType::kBool) {
+      return value != 0 ? 1 : 0;
+    } else if constexpr (IsSignedInt(D) || IsUnsignedInt(D)) {
+      // Narrowing the bits is modular; int64 and uint64 keep them.
+      return static_cast<DataTypeStorage<D>>(static_cast<uint64_t>(value));
+    } else {
+      return value;
+    }
+  });
 }
 
 double RoundToType(DataType dtype, double value) {
-  switch (dtype) {
-    case DataType::kFloat32: return static_cast<float>(value);
-    case DataType::kFloat16: return HalfToFloat(FloatToHalf(static_cast<float>(value)));
-    case DataType::kBFloat16: return BFloat16ToFloat(FloatToBFloat16(static_cast<float>(value)));
-    default: return value;
-  }
+  return DispatchDataType(dtype, [&]<DataType D>() -> double {
+    // A round trip through the stored form (float64's is exact).
+    if constexpr (IsFloat(D)) return ElementToDouble<D>(ElementFromDouble<D>(value));
+    return value;
+  });
 }
 
 namespace {

@@ -3,10 +3,10 @@
 // first; a scope ends with its result. Dataflow chains are walked with an explicit stack and
 // let-chains with a loop, so a 20,000-node chain costs no stack depth; only scopes nested in
 // the IR (if-branches, nested functions, blocks) recurse.
-#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "engine/ir/expr_walk.h"
 #include "engine/ir/virtual_device.h"
 #include "engine/printer/graph/graph_builders.h"
 #include "engine/printer/graph/graph_frames.h"
@@ -22,31 +22,6 @@ GraphFunctionFrame* FunctionFrame(IRDocsifier& d) {
   return frame;
 }
 
-// The operands that must be named before `expr` itself can be written. Scopes (branches,
-// function and let bodies) are not operands: they are printed inside `expr`.
-template <typename Fn>
-void ForEachOperand(const ExprNode* expr, Fn&& fn) {
-  switch (expr->kind()) {
-    case ObjectKind::kCall: {
-      const auto* call = static_cast<const CallNode*>(expr);
-      fn(call->op.get());
-      for (const Expr& arg : call->args) fn(arg.get());
-      break;
-    }
-    case ObjectKind::kTuple:
-      for (const Expr& element : static_cast<const TupleNode*>(expr)->elements) fn(element.get());
-      break;
-    case ObjectKind::kTupleGetItem:
-      fn(static_cast<const TupleGetItemNode*>(expr)->tuple.get());
-      break;
-    case ObjectKind::kIf:
-      fn(static_cast<const IfNode*>(expr)->cond.get());
-      break;
-    default:
-      break;
-  }
-}
-
 void Bind(IRDocsifier& d, GraphFunctionFrame* frame, const ExprNode* node) {
   // Numbered before its value is built, so temporaries inside a bound if or function come
   // after it and the numbers increase in text order.
@@ -57,36 +32,15 @@ void Bind(IRDocsifier& d, GraphFunctionFrame* frame, const ExprNode* node) {
   d.DefByDoc(expr, std::move(temp));
 }
 
-// Binds `root` and its unbound non-atomic operands in post-order.
+// Binds `root` and its unbound non-atomic operands in post-order. Operands are
+// what must be named before a node can be written; scopes (branches, function
+// and let bodies) are printed inside it.
 void BindPostOrder(IRDocsifier& d, const ExprNode* root) {
   GraphFunctionFrame* frame = FunctionFrame(d);
-  struct Item {
-    const ExprNode* node;
-    bool expanded;
-  };
-  std::vector<Item> stack{{root, false}};
-  while (!stack.empty()) {
-    Item& top = stack.back();
-    if (d.IsDefined(top.node)) {
-      stack.pop_back();
-      continue;
-    }
-    if (!top.expanded) {
-      top.expanded = true;
-      const ExprNode* node = top.node;  // `top` dangles once the stack grows
-      const size_t first_child = stack.size();
-      ForEachOperand(node, [&](const ExprNode* child) {
-        if (child != nullptr && !IsAtomic(child) && !d.IsDefined(child)) {
-          stack.push_back({child, false});
-        }
-      });
-      std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(first_child), stack.end());
-      continue;
-    }
-    const ExprNode* node = top.node;
-    stack.pop_back();
-    Bind(d, frame, node);
-  }
+  WalkPostOrder(
+      root, ChildSet::kOperands,
+      [&](const WalkEdge& edge) { return !IsAtomic(edge.child) && !d.IsDefined(edge.child); },
+      [&](const ExprNode* node) { Bind(d, frame, node); });
 }
 
 void EmitLet(IRDocsifier& d, GraphFunctionFrame* frame, const Let& let) {

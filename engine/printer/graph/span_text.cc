@@ -1,24 +1,17 @@
 // Span comments: `si=conv1`, `si="onnx::Conv_12":3:1-3:9`, `si=[a, b]`.
 #include <string>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "engine/printer/graph/graph_builders.h"
 #include "engine/printer/literal_text.h"
+#include "engine/support/identifier.h"
 
 namespace kiln::printer::graph {
 
 namespace {
 
 bool IsBareSourceName(std::string_view name) {
-  if (name.empty()) return false;
-  const auto first = static_cast<unsigned char>(name[0]);
-  if (!absl::ascii_isalpha(first) && first != '_') return false;
-  for (char c : name) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (!absl::ascii_isalnum(byte) && c != '_' && c != '.' && c != '-' && c != '/') return false;
-  }
-  return true;
+  return !name.empty() && IsIdentStart(name[0]) && AllIdentChars(name, ".-/");
 }
 
 void AppendSpanText(const SpanNode* span, std::string* out) {

@@ -3,10 +3,10 @@
 #include <string>
 #include <string_view>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "engine/printer/loop/loop_builders.h"
 #include "engine/printer/loop/loop_frames.h"
+#include "engine/support/identifier.h"
 
 namespace kiln::printer::loop_printer {
 
@@ -34,14 +34,7 @@ std::shared_ptr<CallDocNode> TCall(std::string_view callee, std::vector<ExprDoc>
 ExprDoc PrimTypeDoc(const loop::PrimType& type) { return TAttr(loop::PrimTypeName(type)); }
 
 std::string LoopName(std::string_view hint) {
-  std::string name(hint);
-  for (char& c : name) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-  }
-  if (name.empty() ||
-      !(absl::ascii_isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) {
-    name = absl::StrCat("v", name);
-  }
+  std::string name = SanitizeIdentifier(hint);
   for (std::string_view reserved : kReservedNames) {
     if (name == reserved) {
       name.push_back('_');

@@ -2,6 +2,9 @@
 // unchanged subtrees, span preservation, and no recursion along dataflow.
 #include <gtest/gtest.h>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
 #include "engine/ir/expr_mutator.h"
 #include "engine/ir/expr_visitor.h"
 #include "engine/ir/module.h"
@@ -96,7 +99,7 @@ TEST(FunctorTest, IdentityMutatorReturnsTheSameNode) {
 // Renames every nn.relu call to nn.gelu, keeping spans.
 class ReluToGelu : public PostOrderRewriter {
  protected:
-  Expr Rewrite_(const CallNode* pre, const Expr& post) override {
+  Result Rewrite_(const CallNode* pre, const Expr& post) override {
     const auto* call = post.as<CallNode>();
     if (!call->op.same_as(GetOp("nn.relu"))) return post;
     (void)pre;
@@ -131,6 +134,61 @@ TEST(FunctorTest, MutatorKeepsUnchangedSiblingsShared) {
   Expr rewritten = rewriter.VisitExpr(tuple);
   ASSERT_FALSE(rewritten.same_as(tuple));
   EXPECT_TRUE(rewritten.as<TupleNode>()->elements[0].same_as(untouched));
+}
+
+// Changes nothing; fails on the call `fail_at` (if any). Counts the Rewrite_
+// calls of each kind.
+class FailingRewriter : public PostOrderRewriter {
+ public:
+  explicit FailingRewriter(const ExprNode* fail_at) : fail_at_(fail_at) {}
+  int call_rewrites = 0;
+  int other_rewrites = 0;
+
+ protected:
+  Result Rewrite_(const CallNode* pre, const Expr& post) override {
+    ++call_rewrites;
+    if (pre == fail_at_) return absl::InvalidArgumentError("cannot rewrite this call");
+    return post;
+  }
+  Result Rewrite_(const TupleNode* /*pre*/, const Expr& post) override {
+    ++other_rewrites;
+    return post;
+  }
+  Result Rewrite_(const VarNode* /*pre*/, const Expr& post) override {
+    ++other_rewrites;
+    return post;
+  }
+
+ private:
+  const ExprNode* fail_at_;
+};
+
+TEST(FunctorTest, RewriterReturnsTheFirstErrorAndRewritesNothingAfterIt) {
+  Var x = MakeVar("x");
+  // relu0..relu3, then six more relus over it, in a tuple with x.
+  Expr failing = MakeCallChain(x, 4);
+  Expr chain = failing;
+  for (int i = 0; i < 6; ++i) chain = MakeCall(GetOp("nn.relu"), {chain});
+  Expr root = MakeTuple({chain, x});
+  FailingRewriter rewriter(failing.get());
+  absl::StatusOr<Expr> result = rewriter.Rewrite(root);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(result.status().message(), "cannot rewrite this call");
+  // Post order: x, relu0..relu3; the failing call is the last Rewrite_.
+  EXPECT_EQ(rewriter.call_rewrites, 4);
+  EXPECT_EQ(rewriter.other_rewrites, 1);
+}
+
+TEST(FunctorTest, RewriterThatChangesNothingReturnsTheSameNode) {
+  Var x = MakeVar("x");
+  Expr root = MakeTuple({MakeCallChain(x, kChainLength), x});
+  FailingRewriter rewriter(nullptr);
+  absl::StatusOr<Expr> result = rewriter.Rewrite(root);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->same_as(root));
+  EXPECT_EQ(rewriter.call_rewrites, kChainLength);
+  EXPECT_EQ(rewriter.other_rewrites, 2);  // x and the tuple, once each
 }
 
 TEST(FunctorTest, ModuleListsSourceNamesInOrder) {

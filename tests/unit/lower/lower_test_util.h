@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/loop/host_tensor.h"
-#include "engine/loop/transform/register_loop_passes.h"
+#include "engine/loop_transform/register_loop_passes.h"
 #include "engine/lower/lower_module.h"
 #include "engine/lower/run_lowered_module.h"
 #include "engine/parser/parser.h"
@@ -16,6 +16,7 @@
 #include "engine/pass/pass_registry.h"
 #include "engine/pass/pipeline.h"
 #include "engine/support/status_macros.h"
+#include "engine/transform/builtin_passes.h"
 
 namespace kiln::testing {
 

@@ -393,22 +393,6 @@ TEST(ParserTest, DottedNamesAndTupleIndices) {
   EXPECT_EQ(outer->tuple.as<TupleGetItemNode>()->index, 0);
 }
 
-TEST(ParserTest, LetVariablesAreScopedToTheirBody) {
-  absl::StatusOr<IRModule> parsed = ParseModule(R"(def @main(%c) {
-  %0 = if (%c) {
-    let %y = %c;
-    %y
-  } else {
-    %c
-  };
-  %y
-}
-)");
-  ASSERT_FALSE(parsed.ok());
-  EXPECT_NE(parsed.status().message().find("8:3: error: unknown variable %y"), std::string::npos)
-      << parsed.status().message();
-}
-
 TEST(ParserTest, LongBindingChainParsesWithoutDeepRecursion) {
   constexpr int kBindings = 20000;
   std::string text = "def @main(%x: Tensor[(1, 8), float32]) {\n  %0 = nn.relu(%x) /* si=n0 */;\n";

@@ -23,6 +23,9 @@
 namespace kiln::testing {
 namespace {
 
+// The verifier's type check with the operators' type inference.
+absl::StatusOr<IRModule> InferModuleTypes(const IRModule& module) { return InferType(module); }
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -194,7 +197,7 @@ def @main(%x: Tensor[(2), float32]) -> Tensor[(2), float32] {
   @helper(%b)
 }
 )");
-  absl::Status status = VerifyModule(lets, {/*check_types=*/true});
+  absl::Status status = VerifyModule(lets, {InferModuleTypes});
   EXPECT_TRUE(status.ok()) << status;
 }
 
@@ -259,11 +262,11 @@ TEST(VerifierTest, StaleTypesAreFoundOnlyWhenAsked) {
   const auto& [name, function] = (*typed)->functions[0];
   IRModule stale = MakeModule({{name, Downcast<BaseFuncNode>(corrupt.VisitExpr(function))}});
   EXPECT_TRUE(VerifyModule(stale).ok());
-  absl::Status status = VerifyModule(stale, {/*check_types=*/true});
+  absl::Status status = VerifyModule(stale, {InferModuleTypes});
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("a node's checked type is Tensor[(3), float32] but re-inference gives "
                         "Tensor[(2), float32]"));
-  EXPECT_TRUE(VerifyModule(*typed, {/*check_types=*/true}).ok());
+  EXPECT_TRUE(VerifyModule(*typed, {InferModuleTypes}).ok());
 }
 
 TEST(VerifierTest, InstrumentNamesThePass) {
@@ -463,6 +466,14 @@ TEST(ConfiguredInstrumentsTest, ConfigTurnsInstrumentsOn) {
   ASSERT_TRUE(bad.SetConfigFromAssignment("pass.span_coverage=loud").ok());
   EXPECT_THAT(std::string(AddConfiguredInstruments(bad).status().message()),
               HasSubstr("expected off, report or strict"));
+
+  PassContext types_without_inference;
+  ASSERT_TRUE(types_without_inference.SetConfigFromAssignment("pass.verify_each=true").ok());
+  ASSERT_TRUE(types_without_inference.SetConfigFromAssignment("pass.verify_types=true").ok());
+  EXPECT_THAT(std::string(AddConfiguredInstruments(types_without_inference).status().message()),
+              HasSubstr("'pass.verify_types' needs a type inference"));
+  EXPECT_TRUE(
+      AddConfiguredInstruments(types_without_inference, nullptr, InferModuleTypes).ok());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// DeadCodeElimination: unused let bindings go, chains of them in one run;
-// bindings with effects and used bindings stay.
+// DeadCodeElimination: unused let bindings go, chains of them in one run.
+// What stays (used bindings, graph form) is in
+// tests/lit/transform/dead_code_elimination.kir.
 #include "engine/transform/dead_code_elimination.h"
 
 #include <gtest/gtest.h>
@@ -37,34 +38,6 @@ def @main(%x: Tensor[(4), float32]) {
 }
 )");
   EXPECT_TRUE(EqualWithSpans(out, expected));
-}
-
-TEST(DeadCodeEliminationTest, BindingsUsedInNestedScopesStay) {
-  IRModule in = ParseTyped(R"(
-def @main(%x: Tensor[(4), float32], %c: Tensor[(), bool]) {
-  let %a = exp(%x) /* si=a */;
-  let %f = fn (%p: Tensor[(4), float32]) {
-    add(%p, %a) /* si=inner */
-  };
-  %0 = if (%c) {
-    %f(%x) /* si=call */
-  } else {
-    %x
-  };
-  %0
-}
-)");
-  EXPECT_TRUE(RunPass(transform::DeadCodeElimination(), in).same_as(in));
-}
-
-TEST(DeadCodeEliminationTest, GraphFormHasNothingToRemove) {
-  IRModule in = ParseTyped(R"(
-def @main(%x: Tensor[(4), float32]) {
-  %0 = exp(%x) /* si=e */;
-  add(%0, %0) /* si=a */
-}
-)");
-  EXPECT_TRUE(RunPass(transform::DeadCodeElimination(), in).same_as(in));
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // (devices only on parameters, let variables and function results),
 //   DPL(parse(expected)) == PlanDevices(parse(input))   (every expression's device)
 //   parse(print(complete)) == parse(expected)           (and the same text).
+// The errors (conflicting constraints, missing critical devices) are lit
+// cases: tests/lit/transform/plan_devices.kir, device_plan_lite.kir.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -175,55 +177,6 @@ def @main(%x {virtual_device=VirtualDevice(device_type="cuda")}: Tensor[(4), flo
   @f(%x)
 }
 )");
-}
-
-TEST(DevicePlanningTest, ConflictingConstraintsNameTheNode) {
-  IRModule in = ParseTyped(R"(
-def @main(%x {virtual_device=VirtualDevice(device_type="cpu")}: Tensor[(4), float32]) {
-  %0 = on_device(%x, device_type="cuda") /* si=pin */;
-  exp(%0)
-}
-)");
-  absl::StatusOr<IRModule> out = (*transform::PlanDevices())(in);
-  ASSERT_FALSE(out.ok());
-  std::string message(out.status().message());
-  EXPECT_NE(message.find("on_device (span pin)"), std::string::npos) << message;
-  EXPECT_NE(message.find("device_type=\"cuda\""), std::string::npos) << message;
-  EXPECT_NE(message.find("device_type=\"cpu\""), std::string::npos) << message;
-}
-
-TEST(DevicePlanningTest, DplNamesAMissingCriticalDevice) {
-  IRModule minimal = ParseTyped(R"(
-def @main(%x {virtual_device=VirtualDevice(device_type="cpu")}: Tensor[(4), float32],
-          virtual_device=VirtualDevice(device_type="cpu")) {
-  let %a = exp(%x);
-  %a
-}
-)");
-  absl::StatusOr<IRModule> out = transform::DevicePlanLite(minimal);
-  ASSERT_FALSE(out.ok());
-  EXPECT_NE(std::string(out.status().message()).find("let variable %a"), std::string::npos)
-      << out.status();
-
-  IRModule no_result = ParseTyped(R"(
-def @main(%x {virtual_device=VirtualDevice(device_type="cpu")}: Tensor[(4), float32]) {
-  exp(%x)
-}
-)");
-  out = transform::DevicePlanLite(no_result);
-  ASSERT_FALSE(out.ok());
-  EXPECT_NE(std::string(out.status().message()).find("result"), std::string::npos)
-      << out.status();
-
-  IRModule no_param = ParseTyped(R"(
-def @main(%x: Tensor[(4), float32], virtual_device=VirtualDevice(device_type="cpu")) {
-  exp(%x)
-}
-)");
-  out = transform::DevicePlanLite(no_param);
-  ASSERT_FALSE(out.ok());
-  EXPECT_NE(std::string(out.status().message()).find("parameter %x"), std::string::npos)
-      << out.status();
 }
 
 TEST(DevicePlanningTest, PrinterKeepsOnlyCriticalDevices) {

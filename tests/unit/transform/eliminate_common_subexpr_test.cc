@@ -80,19 +80,6 @@ def @main(%x: Tensor[(4), float32], %y: Tensor[(4), float32]) {
   EXPECT_TRUE(EqualWithSpans(out, expected));
 }
 
-TEST(EliminateCommonSubexprTest, DifferentOperandsOrSpansOfOneNodeDoNotMerge) {
-  IRModule in = ParseTyped(R"(
-def @main(%x: Tensor[(4), float32], %y: Tensor[(4), float32]) {
-  %0 = exp(%x) /* si=ex */;
-  %1 = exp(%y) /* si=ey */;
-  %2 = subtract(%0, %1) /* si=s1 */;
-  %3 = subtract(%1, %0) /* si=s2 */;
-  (%2, %3)
-}
-)");
-  EXPECT_TRUE(RunPass(transform::EliminateCommonSubexpr(), in).same_as(in));
-}
-
 TEST(EliminateCommonSubexprTest, NestedFunctionsAreHandledOnTheirOwn) {
   IRModule out = Cse(R"(
 def @main(%x: Tensor[(4), float32]) {

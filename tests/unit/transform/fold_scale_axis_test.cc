@@ -1,13 +1,14 @@
 // FoldScaleAxis: per-channel scales move into conv / dense / matmul weights.
 // Expected modules are written by hand from the algebra (a scale on output
 // channel c multiplies weight slice c; a scale on input channel k multiplies
-// the weights reading k), with the spans the rewrite promises; the cases
-// that must not fold check that the module comes back unchanged.
+// the weights reading k), with the spans the rewrite promises. The cases
+// that must not fold are lit cases (tests/lit/transform/fold_scale_axis.kir).
 #include "engine/transform/fold_scale_axis.h"
 
 #include <gtest/gtest.h>
 
 #include "engine/pass/pass_registry.h"
+#include "engine/transform/builtin_passes.h"
 #include "tests/unit/transform/transform_test_util.h"
 
 namespace kiln {
@@ -337,122 +338,6 @@ TEST(FoldScaleAxisTest, IsRegisteredAtOptLevelThreeAfterInferType) {
   const PassRegistration* registration = registry.Find("FoldScaleAxis");
   ASSERT_NE(registration, nullptr);
   EXPECT_EQ(registration->info.opt_level, 3);
-}
-
-// Cases that must not fold: the module comes back as it was given.
-void ExpectUnchanged(std::string_view text) {
-  IRModule in = ParseTyped(text);
-  ASSERT_TRUE(in);
-  IRModule out = Fold(in);
-  EXPECT_TRUE(out.same_as(in)) << "folded:\n" << PrintModule(out);
-}
-
-TEST(FoldScaleAxisTest, ScaleAlongASpatialAxisDoesNotFold) {
-  // (3, 1) lines up with H of (1, 2, 3, 3): different factors per row of the
-  // image, which no weight can express.
-  ExpectUnchanged(R"(
-def @main(%x: Tensor[(1, 3, 5, 5), float32], %w: Tensor[(2, 3, 3, 3), float32]) {
-  %0 = nn.conv2d(%x, %w) /* si=conv */;
-  multiply(%0, meta[Constant][0]) /* si=mul */
-}
-
-#[metadata]
-meta[Constant][0] = Tensor[(3, 1), float32] 0x000000400000003f00004040;
-)");
-}
-
-TEST(FoldScaleAxisTest, ConvResultUsedTwiceDoesNotFold) {
-  ExpectUnchanged(R"(
-def @main(%x: Tensor[(1, 3, 5, 5), float32], %w: Tensor[(2, 3, 3, 3), float32]) {
-  %0 = nn.conv2d(%x, %w) /* si=conv */;
-  %1 = multiply(%0, 2f) /* si=mul */;
-  (%0, %1)
-}
-)");
-}
-
-TEST(FoldScaleAxisTest, BiasAddUsedTwiceDoesNotFold) {
-  ExpectUnchanged(R"(
-def @main(%x: Tensor[(1, 3, 5, 5), float32], %w: Tensor[(2, 3, 3, 3), float32], %b: Tensor[(2), float32]) {
-  %0 = nn.conv2d(%x, %w) /* si=conv */;
-  %1 = nn.bias_add(%0, %b) /* si=bias */;
-  %2 = multiply(%1, 2f) /* si=mul */;
-  add(%1, %2)
-}
-)");
-}
-
-TEST(FoldScaleAxisTest, ReluWithANegativeOrUnknownSignScaleDoesNotFold) {
-  // relu(y) * -1 != relu(-y); exp(c) is positive, but only constants are
-  // checked, so its sign counts as unknown.
-  ExpectUnchanged(R"(
-def @main(%x: Tensor[(1, 3, 5, 5), float32], %w: Tensor[(2, 3, 3, 3), float32]) {
-  %0 = nn.conv2d(%x, %w) /* si=conv */;
-  %1 = nn.relu(%0) /* si=relu */;
-  multiply(%1, meta[Constant][0]) /* si=mul */
-}
-
-def @unknown(%x: Tensor[(1, 3, 5, 5), float32], %w: Tensor[(2, 3, 3, 3), float32]) {
-  %0 = nn.conv2d(%x, %w) /* si=conv */;
-  %1 = nn.relu(%0) /* si=relu */;
-  %2 = exp(meta[Constant][1]) /* si=exp */;
-  multiply(%1, %2) /* si=mul */
-}
-
-#[metadata]
-meta[Constant][0] = Tensor[(2, 1, 1), float32] 0x00000040000080bf;
-meta[Constant][1] = Tensor[(2, 1, 1), float32] 0x000000400000003f;
-)");
-}
-
-TEST(FoldScaleAxisTest, GroupedConvDoesNotFoldAnInputChannelScale) {
-  ExpectUnchanged(R"(
-def @main(%x: Tensor[(1, 3, 5, 5), float32], %w: Tensor[(3, 1, 3, 3), float32]) {
-  %0 = multiply(%x, meta[Constant][0]) /* si=pre */;
-  nn.conv2d(%0, %w, groups=3) /* si=dw */
-}
-
-#[metadata]
-meta[Constant][0] = Tensor[(3, 1, 1), float32] 0x000000400000003f00004040;
-)");
-}
-
-TEST(FoldScaleAxisTest, ScaleThatIsNotAConstantDoesNotFold) {
-  ExpectUnchanged(R"(
-def @main(%x: Tensor[(1, 3, 5, 5), float32], %w: Tensor[(2, 3, 3, 3), float32], %s: Tensor[(2, 1, 1), float32]) {
-  %0 = nn.conv2d(%x, %w) /* si=conv */;
-  multiply(%0, %s) /* si=mul */
-}
-)");
-}
-
-TEST(FoldScaleAxisTest, BiasVaryingAlongSpatialAxesDoesNotFold) {
-  ExpectUnchanged(R"(
-def @main(%x: Tensor[(1, 3, 5, 5), float32], %w: Tensor[(2, 3, 3, 3), float32], %b: Tensor[(1, 1, 3, 3), float32]) {
-  %0 = nn.conv2d(%x, %w) /* si=conv */;
-  %1 = add(%0, %b) /* si=bias */;
-  multiply(%1, 2f) /* si=mul */
-}
-)");
-}
-
-TEST(FoldScaleAxisTest, ForwardMultiplyUsedTwiceDoesNotFold) {
-  ExpectUnchanged(R"(
-def @main(%x: Tensor[(1, 3, 5, 5), float32], %w: Tensor[(2, 3, 3, 3), float32]) {
-  %0 = multiply(%x, 2f) /* si=pre */;
-  %1 = nn.conv2d(%0, %w) /* si=conv */;
-  (%0, %1)
-}
-)");
-}
-
-TEST(FoldScaleAxisTest, MatmulOfTwoComputedValuesDoesNotFold) {
-  ExpectUnchanged(R"(
-def @main(%q: Tensor[(4, 3), float32], %k: Tensor[(3, 4), float32]) {
-  %0 = nn.matmul(%q, %k) /* si=scores */;
-  multiply(%0, 0.5f) /* si=mul */
-}
-)");
 }
 
 }  // namespace

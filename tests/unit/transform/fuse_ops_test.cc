@@ -184,13 +184,6 @@ meta[Constant][0] = Tensor[(2), float32] 0x0000803f0000803f;
   EXPECT_TRUE(call->args[1].as<ConstantNode>());
 }
 
-TEST(FuseOpsTest, RunningTwiceChangesNothing) {
-  IRModule once = Fuse(ParseTyped(kConvAddRelu));
-  IRModule twice = Fuse(once);
-  ASSERT_TRUE(twice);
-  EXPECT_TRUE(twice.same_as(once));
-}
-
 TEST(FuseOpsTest, FuseThenDefuseGivesTheInputBack) {
   for (const char* text : {kConvAddRelu, R"(
 def @main(%x: Tensor[(4), float32]) {

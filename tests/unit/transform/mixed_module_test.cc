@@ -18,6 +18,7 @@
 #include "engine/pass/pipeline.h"
 #include "engine/pass/span_coverage.h"
 #include "engine/pass/verifier.h"
+#include "engine/transform/builtin_passes.h"
 #include "engine/transform/inline.h"
 #include "engine/transform/remove_unused_functions.h"
 #include "tests/unit/transform/transform_test_util.h"
@@ -57,7 +58,7 @@ TEST(MixedModuleTest, TypeInferenceTypesTheGraphAndKeepsThePrimFunc) {
   EXPECT_TRUE((*typed)->Lookup("main").as<FunctionNode>()->body->checked_type);
   EXPECT_TRUE((*typed)->Lookup("fused_relu").same_as(kernel));
   VerifierOptions options;
-  options.check_types = true;
+  options.infer_types = [](const IRModule& module) { return InferType(module); };
   EXPECT_TRUE(VerifyModule(*typed, options).ok());
 }
 
@@ -107,7 +108,8 @@ TEST(MixedModuleTest, DefaultPipelineWithEveryCheckRuns) {
   ASSERT_TRUE(context.SetConfig(kConfigSpanCoverage, std::string("strict")).ok());
   ASSERT_TRUE(context.SetConfig(kConfigVerifyEach, true).ok());
   ASSERT_TRUE(context.SetConfig(kConfigVerifyTypes, true).ok());
-  absl::StatusOr<ConfiguredInstruments> instruments = AddConfiguredInstruments(context);
+  absl::StatusOr<ConfiguredInstruments> instruments = AddConfiguredInstruments(
+      context, nullptr, [](const IRModule& module) { return InferType(module); });
   ASSERT_TRUE(instruments.ok()) << instruments.status();
   PassContext::Scope scope(context);
   ASSERT_TRUE(scope.status().ok()) << scope.status();

@@ -8,7 +8,9 @@
 #include <set>
 
 #include "engine/pass/configured_instruments.h"
+#include "engine/op/type_inference.h"
 #include "engine/pass/pipeline.h"
+#include "engine/transform/builtin_passes.h"
 #include "tests/unit/transform/transform_test_util.h"
 
 namespace kiln {
@@ -63,7 +65,8 @@ def @main(%x: Tensor[(1, 3, 8, 8), float32] /* si=input */, %w: Tensor[(4, 3, 3,
   ASSERT_TRUE(context.SetConfig(kConfigSpanCoverage, std::string("strict")).ok());
   ASSERT_TRUE(context.SetConfig(kConfigVerifyEach, true).ok());
   ASSERT_TRUE(context.SetConfig(kConfigVerifyTypes, true).ok());
-  absl::StatusOr<ConfiguredInstruments> instruments = AddConfiguredInstruments(context);
+  absl::StatusOr<ConfiguredInstruments> instruments = AddConfiguredInstruments(
+      context, nullptr, [](const IRModule& module) { return InferType(module); });
   ASSERT_TRUE(instruments.ok()) << instruments.status();
   PassContext::Scope scope(context);
   ASSERT_TRUE(scope.status().ok()) << scope.status();
@@ -124,7 +127,8 @@ def @main(%x: Tensor[(1, 3, 8, 8), float32] /* si=input */, %w: Tensor[(4, 3, 3,
   ASSERT_TRUE(context.SetConfig(kConfigSpanCoverage, std::string("strict")).ok());
   ASSERT_TRUE(context.SetConfig(kConfigVerifyEach, true).ok());
   ASSERT_TRUE(context.SetConfig(kConfigVerifyTypes, true).ok());
-  absl::StatusOr<ConfiguredInstruments> instruments = AddConfiguredInstruments(context);
+  absl::StatusOr<ConfiguredInstruments> instruments = AddConfiguredInstruments(
+      context, nullptr, [](const IRModule& module) { return InferType(module); });
   ASSERT_TRUE(instruments.ok()) << instruments.status();
   PassContext::Scope scope(context);
   ASSERT_TRUE(scope.status().ok()) << scope.status();

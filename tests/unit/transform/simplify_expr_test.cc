@@ -167,25 +167,6 @@ def @main(%x: Tensor[(4), int8]) {
   EXPECT_TRUE(EqualWithSpans(out, expected));
 }
 
-TEST(SimplifyExprTest, NarrowingCastChainIsKept) {
-  // float32 -> float16 rounds: casting back does not restore x.
-  IRModule in = ParseTyped(R"(
-def @main(%x: Tensor[(4), float32]) {
-  %0 = cast(%x, dtype=float16) /* si=down */;
-  cast(%0, dtype=float32) /* si=up */
-}
-)");
-  EXPECT_TRUE(RunPass(transform::SimplifyExpr(), in).same_as(in));
-  // int32 -> float32 loses integers above 2^24.
-  IRModule ints = ParseTyped(R"(
-def @main(%x: Tensor[(4), int32]) {
-  %0 = cast(%x, dtype=float32) /* si=f */;
-  cast(%0, dtype=int64) /* si=i */
-}
-)");
-  EXPECT_TRUE(RunPass(transform::SimplifyExpr(), ints).same_as(ints));
-}
-
 TEST(SimplifyExprTest, ArithmeticIdentitiesAreRemoved) {
   IRModule out = Simplify(R"(
 def @main(%x: Tensor[(2, 3), float32]) {
@@ -205,21 +186,6 @@ def @main(%x: Tensor[(2, 3), float32]) {
 }
 )");
   EXPECT_TRUE(EqualWithSpans(out, expected));
-}
-
-TEST(SimplifyExprTest, IdentitiesThatBroadcastOrAreNotNeutralStay) {
-  IRModule in = ParseTyped(R"(
-def @main(%x: Tensor[(3), float32]) {
-  %0 = add(%x, meta[Constant][0]) /* si=broadcasts */;
-  %1 = subtract(0f, %0) /* si=negates */;
-  %2 = multiply(%1, 2f) /* si=doubles */;
-  divide(1f, %2) /* si=inverts */
-}
-
-#[metadata]
-meta[Constant][0] = Tensor[(2, 3), float32] 0x000000000000000000000000000000000000000000000000;
-)");
-  EXPECT_TRUE(RunPass(transform::SimplifyExpr(), in).same_as(in));
 }
 
 }  // namespace

@@ -168,15 +168,5 @@ def @main(%x: Tensor[(4, 2), float32], %g: Tensor[(2), float32]) {
   EXPECT_FALSE(out->Lookup("main").as<FunctionNode>()->body->span);
 }
 
-TEST(SimplifyInferenceTest, OtherCallsAreUntouched) {
-  IRModule in = ParseTyped(R"(
-def @main(%x: Tensor[(4, 2), float32]) {
-  %0 = nn.relu(%x) /* si=r */;
-  nn.softmax(%0) /* si=s */
-}
-)");
-  EXPECT_TRUE(RunPass(transform::SimplifyInference(), in).same_as(in));
-}
-
 }  // namespace
 }  // namespace kiln

@@ -1,12 +1,12 @@
 // The FlattenBuffer loop pass.
-#include "engine/loop/transform/flatten_buffer.h"
+#include "engine/loop_transform/flatten_buffer.h"
 
 #include <unordered_map>
 #include <vector>
 
 #include "engine/loop/arith/analyzer.h"
 #include "engine/loop/functor.h"
-#include "engine/loop/transform/prim_func_pass.h"
+#include "engine/loop_transform/prim_func_pass.h"
 
 namespace kiln::loop::transform {
 namespace {

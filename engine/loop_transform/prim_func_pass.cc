@@ -1,5 +1,5 @@
 // Module passes over PrimFuncs.
-#include "engine/loop/transform/prim_func_pass.h"
+#include "engine/loop_transform/prim_func_pass.h"
 
 #include <utility>
 #include <vector>

@@ -1,11 +1,11 @@
 // The RemoveNoOp loop pass: a post-order statement mutator.
-#include "engine/loop/transform/remove_no_op.h"
+#include "engine/loop_transform/remove_no_op.h"
 
 #include <vector>
 
 #include "engine/loop/arith/expr_deep_equal.h"
 #include "engine/loop/functor.h"
-#include "engine/loop/transform/prim_func_pass.h"
+#include "engine/loop_transform/prim_func_pass.h"
 
 namespace kiln::loop::transform {
 namespace {

@@ -1,5 +1,5 @@
 // The StorageRewrite loop pass: liveness by sequence position, greedy reuse.
-#include "engine/loop/transform/storage_rewrite.h"
+#include "engine/loop_transform/storage_rewrite.h"
 
 #include <algorithm>
 #include <limits>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/loop/functor.h"
-#include "engine/loop/transform/prim_func_pass.h"
+#include "engine/loop_transform/prim_func_pass.h"
 
 namespace kiln::loop::transform {
 namespace {

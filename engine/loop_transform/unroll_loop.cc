@@ -1,11 +1,11 @@
 // The UnrollLoop loop pass.
-#include "engine/loop/transform/unroll_loop.h"
+#include "engine/loop_transform/unroll_loop.h"
 
 #include <algorithm>
 #include <vector>
 
 #include "engine/loop/functor.h"
-#include "engine/loop/transform/prim_func_pass.h"
+#include "engine/loop_transform/prim_func_pass.h"
 
 namespace kiln::loop::transform {
 namespace {

@@ -1,13 +1,13 @@
 // The table of loop passes (RegisterLoopPasses) and the default loop pipeline.
-#include "engine/loop/transform/register_loop_passes.h"
+#include "engine/loop_transform/register_loop_passes.h"
 
-#include "engine/loop/transform/flatten_buffer.h"
-#include "engine/loop/transform/lower_intrin.h"
-#include "engine/loop/transform/remove_no_op.h"
-#include "engine/loop/transform/simplify.h"
-#include "engine/loop/transform/storage_rewrite.h"
-#include "engine/loop/transform/unroll_loop.h"
-#include "engine/loop/transform/vectorize_loop.h"
+#include "engine/loop_transform/flatten_buffer.h"
+#include "engine/loop_transform/lower_intrin.h"
+#include "engine/loop_transform/remove_no_op.h"
+#include "engine/loop_transform/simplify.h"
+#include "engine/loop_transform/storage_rewrite.h"
+#include "engine/loop_transform/unroll_loop.h"
+#include "engine/loop_transform/vectorize_loop.h"
 #include "engine/support/check.h"
 
 namespace kiln::loop::transform {

@@ -1,6 +1,6 @@
 // The VectorizeLoop loop pass: a statement mutator that rewrites vectorized
 // loops bottom-up with an expression vectorizer.
-#include "engine/loop/transform/vectorize_loop.h"
+#include "engine/loop_transform/vectorize_loop.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -8,7 +8,7 @@
 
 #include "engine/loop/arith/analyzer.h"
 #include "engine/loop/functor.h"
-#include "engine/loop/transform/prim_func_pass.h"
+#include "engine/loop_transform/prim_func_pass.h"
 
 namespace kiln::loop::transform {
 namespace {

@@ -1,11 +1,11 @@
 // The Simplify loop pass: a statement mutator feeding the analyzer.
-#include "engine/loop/transform/simplify.h"
+#include "engine/loop_transform/simplify.h"
 
 #include <optional>
 
 #include "engine/loop/arith/analyzer.h"
 #include "engine/loop/functor.h"
-#include "engine/loop/transform/prim_func_pass.h"
+#include "engine/loop_transform/prim_func_pass.h"
 
 namespace kiln::loop::transform {
 namespace {

@@ -1,10 +1,10 @@
 // The LowerIntrin loop pass: an expression rewriter applied bottom-up.
-#include "engine/loop/transform/lower_intrin.h"
+#include "engine/loop_transform/lower_intrin.h"
 
 #include <vector>
 
 #include "engine/loop/functor.h"
-#include "engine/loop/transform/prim_func_pass.h"
+#include "engine/loop_transform/prim_func_pass.h"
 
 namespace kiln::loop::transform {
 namespace {
