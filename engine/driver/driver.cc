@@ -158,9 +158,12 @@ absl::StatusOr<CompileResult> CompileGraphText(std::string_view text,
   std::shared_ptr<CompileBudget> budget = MakeBudget(options);
   ParseOptions parse;
   parse.source_name = options.source_name;
-  parse.max_nesting_depth = kMaxSyntaxNesting;
+  if (options.text_request_limits) parse.max_nesting_depth = kMaxSyntaxNesting;
   absl::StatusOr<IRModule> module = ParseModule(text, parse);
   if (!module.ok()) return Fail(CompileStage::kImport, module.status(), failure);
+  if (!options.text_request_limits) {
+    return CompileWithBudget(*module, options, std::move(budget), failure);
+  }
   // Parameters are what ONNX graph inputs are: the same element limit.
   for (const auto& [name, base] : (*module)->functions) {
     const auto* function = base.as<FunctionNode>();

@@ -31,8 +31,11 @@ const char* CompileStageName(CompileStage stage);  // "configure", "import", ...
 
 struct CompileOptions {
   OnnxImportOptions import;
-  // Graph text: the file name its errors and spans use.
+  // Graph text: the file name its errors and spans use, and whether it is
+  // held to a request's limits (see CompileGraphText). A local tool reading
+  // its user's own files turns them off.
   std::string source_name = "graph_ir_text";
+  bool text_request_limits = true;
   // The graph pipeline: `pipeline` when set, else DefaultGraphPipeline(opt_level).
   int opt_level = 3;
   std::string pipeline;

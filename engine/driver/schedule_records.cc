@@ -1,8 +1,6 @@
 // Selecting kernels and expanding their schedule records.
 #include "engine/driver/schedule_records.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "engine/lower/kernel_selector.h"
 #include "engine/support/status_macros.h"
@@ -12,14 +10,13 @@ namespace {
 
 absl::Status CheckVerifiable(const lower::LoweredKernel& kernel, int64_t max_bytes) {
   int64_t bytes = 0;
+  bool over = false;
   for (const te::Tensor& param : kernel.schedule_params) {
-    int64_t elements = DataTypeBytes(param.dtype());
-    for (int64_t d : param.shape()) {
-      if (__builtin_mul_overflow(elements, d, &elements)) elements = max_bytes + 1;
-    }
-    bytes = std::min(bytes + elements, max_bytes + 1);
+    int64_t size = DataTypeBytes(param.dtype());
+    for (int64_t d : param.shape()) over |= __builtin_mul_overflow(size, d, &size);
+    over |= __builtin_add_overflow(bytes, size, &bytes) || bytes > max_bytes;
   }
-  if (bytes <= max_bytes) return absl::OkStatus();
+  if (!over) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat("verifying kernel ", kernel.name,
                                                    " needs more than ", max_bytes >> 20,
                                                    " MiB of parameters; ask without verify"));
@@ -37,7 +34,9 @@ absl::StatusOr<std::vector<KernelScheduleRecord>> ScheduleRecords(
   interpreter.is_cancelled = options.is_cancelled;
   std::vector<KernelScheduleRecord> records;
   for (const lower::LoweredKernel* kernel : kernels) {
-    if (options.verify) KILN_RETURN_IF_ERROR(CheckVerifiable(*kernel, options.max_verify_bytes));
+    if (options.verify && options.max_verify_bytes) {
+      KILN_RETURN_IF_ERROR(CheckVerifiable(*kernel, *options.max_verify_bytes));
+    }
     KILN_ASSIGN_OR_RETURN(
         std::vector<lower::ScheduleRecordStep> steps,
         lower::ExpandScheduleRecord(*kernel, options.seed, options.verify, interpreter));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,8 @@ struct ScheduleRecordOptions {
   uint64_t seed = 0;
   // Verification holds several copies of the kernel's parameters: a kernel
   // whose parameters need more than this is refused (ResourceExhausted).
-  int64_t max_verify_bytes = int64_t{256} << 20;
+  // Unset: no limit (a local tool verifying its user's own model).
+  std::optional<int64_t> max_verify_bytes = int64_t{256} << 20;
   // Only the first kernel the selector names.
   bool first_only = false;
   // Polled during verification; true stops it with Cancelled.

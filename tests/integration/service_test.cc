@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <signal.h>
 #include <sstream>
@@ -231,6 +232,39 @@ TEST(KilndTest, TracePassStreamsEveryPassWithSpansThenTheSummary) {
   }
   EXPECT_TRUE(filtered->Finish().ok());
   EXPECT_GE(count, 1);
+  EXPECT_EQ(kilnd->Stop(), 0);
+}
+
+// kilnd compiles through the driver as kiln-opt does: the request's config
+// turns on the same checking instruments (bisection, verification).
+TEST(KilndTest, TheConfigsBisectionAndVerifierRunInTheService) {
+  auto kilnd = KilndProcess::Start({"--workers=1"});
+  ASSERT_NE(kilnd, nullptr);
+  auto stub = v1::Compiler::NewStub(kilnd->Channel());
+  auto graph_passes = [&](const std::map<std::string, std::string>& config) {
+    v1::TraceRequest request;
+    *request.mutable_compile() = SmallRequest();
+    for (const auto& [key, value] : config) {
+      (*request.mutable_compile()->mutable_pass_options()->mutable_config())[key] = value;
+    }
+    auto context = Context();
+    auto reader = stub->TracePass(context.get(), request);
+    std::set<std::string> passes;
+    v1::PassEvent event;
+    while (reader->Read(&event)) {
+      if (!event.has_summary() && event.stage() == "graph") passes.insert(event.pass_name());
+    }
+    EXPECT_TRUE(reader->Finish().ok());
+    return passes;
+  };
+  std::set<std::string> all = graph_passes({});
+  EXPECT_TRUE(all.count("FuseOps"));
+  // pass.max_pass_index=0: only the passes others require (InferType) run.
+  std::set<std::string> bisected = graph_passes({{"pass.max_pass_index", "0"}});
+  EXPECT_FALSE(bisected.count("FuseOps"));
+  EXPECT_TRUE(bisected.count("InferType"));
+  // Verification after every pass, types included, finds nothing wrong.
+  EXPECT_EQ(graph_passes({{"pass.verify_each", "true"}, {"pass.verify_types", "true"}}), all);
   EXPECT_EQ(kilnd->Stop(), 0);
 }
 

@@ -12,7 +12,6 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -352,6 +351,12 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
     return Fail(error);
   }
   options.source_name = path == "-" ? "<stdin>" : path;
+  // kiln-opt reads its user's own files: none of the limits that guard kilnd
+  // from its clients (the importer's own bounds on ONNX models stay). The
+  // budget is a petabyte and 2^62 steps: finite, so its arithmetic is too.
+  options.text_request_limits = false;
+  options.limits.max_bytes = int64_t{1} << 50;
+  options.limits.max_interpreter_steps = int64_t{1} << 62;
   // --passes names the pipeline; -O alone runs the default one of its level;
   // lowering needs fused, typed functions, which -O2's pipeline provides.
   options.pipeline = absl::GetFlag(FLAGS_passes);
@@ -385,7 +390,7 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
   if (!schedule_record.empty()) {
     kiln::driver::ScheduleRecordOptions record_options;
     record_options.verify = true;
-    record_options.max_verify_bytes = std::numeric_limits<int64_t>::max();  // a local tool
+    record_options.max_verify_bytes.reset();  // a local tool: its user's own model
     absl::StatusOr<std::vector<kiln::driver::KernelScheduleRecord>> records =
         kiln::driver::ScheduleRecords(*compiled->lowered, schedule_record, record_options);
     if (!records.ok()) return Fail(std::string(records.status().message()));
