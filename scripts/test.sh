@@ -60,7 +60,7 @@ asan_status=0
 if [[ -z "${KILN_SANITIZE:-}" && "${KILN_SKIP_ASAN:-0}" != 1 ]]; then
   asan_targets=(kiln_ir_test kiln_printer_test kiln_parser_test kiln_roundtrip_test
     kiln_op_test kiln_frontend_test kiln_transform_test kiln_loop_test kiln_te_test
-    kiln_op_compute_test kiln_lower_test)
+    kiln_op_compute_test kiln_lower_test kiln_driver_test kiln_tools_test)
   echo "== sanitizers (address,undefined) in $SAN_BUILD: ${asan_targets[*]}"
   if bash "$ROOT/scripts/configure_sanitized.sh" "$SAN_BUILD" >"$BUILD/logs/asan-configure.log" 2>&1 &&
      cmake --build "$SAN_BUILD" -j"$JOBS" --target "${asan_targets[@]}"; then

@@ -211,8 +211,7 @@ class MainLowering {
         !call->args[0].same_as(func.params[0])) {
       return nullptr;
     }
-    const auto* op = call->op.as<OpNode>();
-    const OpEntry* entry = op ? OpRegistry::Global().Find(op->name) : nullptr;
+    const OpEntry* entry = OpRegistry::Global().FindCallee(call->op);
     return entry != nullptr && entry->non_computational ? entry : nullptr;
   }
 

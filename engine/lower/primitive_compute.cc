@@ -169,7 +169,7 @@ class ComputeBuilder {
           "a primitive function may only call operators, not ", ObjectKindName(call.op->kind())));
     }
     std::string prefix = NodePrefix(op->name, expr->span);
-    const OpEntry* entry = OpRegistry::Global().Find(op->name);
+    const OpEntry* entry = OpRegistry::Global().FindCallee(call.op);
     if (entry == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(prefix, "unknown operator"));
     }

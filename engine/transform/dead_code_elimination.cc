@@ -39,7 +39,7 @@ class EffectAnalysis : public ExprVisitor {
       if (op == nullptr) {
         effect = true;
       } else {
-        const OpEntry* entry = OpRegistry::Global().Find(op->name);
+        const OpEntry* entry = OpRegistry::Global().FindCallee(call->op);
         effect = entry == nullptr || entry->stateful;
       }
     }

@@ -96,7 +96,7 @@ class ValueNumbering : public ExprVisitor {
         const auto* call = static_cast<const CallNode*>(node);
         const auto* op = call->op.as<OpNode>();
         if (op == nullptr) return std::nullopt;  // calls of functions: not known pure
-        const OpEntry* entry = OpRegistry::Global().Find(op->name);
+        const OpEntry* entry = OpRegistry::Global().FindCallee(call->op);
         if (entry == nullptr || entry->stateful) return std::nullopt;
         ValueKey key{ObjectKind::kCall, op, call->attrs, 0, {}, nullptr};
         for (const Expr& arg : call->args) key.operands.push_back(Operand(arg));

@@ -128,7 +128,7 @@ class IndexedGraph {
       case ObjectKind::kCall: {
         const auto* call = static_cast<const CallNode*>(expr.get());
         const auto* op = call->op.as<OpNode>();
-        const OpEntry* entry = op ? OpRegistry::Global().Find(op->name) : nullptr;
+        const OpEntry* entry = OpRegistry::Global().FindCallee(call->op);
         node.pattern = entry ? entry->pattern : OpPattern::kOpaque;
         if (!op) link(call->op, OpPattern::kOpaque);
         for (const Expr& arg : call->args) {
