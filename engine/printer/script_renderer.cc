@@ -84,6 +84,7 @@ class ScriptRenderer final : public TextRenderer {
   void RenderBinding(const AssignDocNode& assign);
   void RenderArgs(const std::vector<AssignDoc>& args);
   void RenderBody(const std::vector<StmtDoc>& body, const ValueTarget& target);
+  void RenderBlock(const std::string& comment, const std::vector<StmtDoc>& body);
   void RenderScopeStmt(const StmtDoc& stmt, const ValueTarget& target);
   // Gives `value` to `target`, unfolding the forms Python has no expression for.
   void RenderValue(const ExprDoc& value, const ValueTarget& target, const std::string& comment);
@@ -389,22 +390,26 @@ void ScriptRenderer::RenderExprStmtDoc(const ExprStmtDocNode& stmt) {
   EndLine();
 }
 
+// Ends a block's header line (`if x`, `for i in r`, ...) with ':' and its
+// comment, then renders the block's statements one level deeper.
+void ScriptRenderer::RenderBlock(const std::string& comment, const std::vector<StmtDoc>& body) {
+  out_.push_back(':');
+  if (!comment.empty()) pending_comments_.push_back(comment);
+  EndLine();
+  indent_ += kIndentWidth;
+  RenderBody(body, bare_target_);
+  indent_ -= kIndentWidth;
+}
+
 void ScriptRenderer::RenderIfDoc(const IfDocNode& if_doc) {
   WriteIndent();
   out_.append("if ");
   RenderExpr(if_doc.predicate);
-  out_.push_back(':');
-  if (!if_doc.comment.empty()) pending_comments_.push_back(if_doc.comment);
-  EndLine();
-  indent_ += kIndentWidth;
-  RenderBody(if_doc.then_branch, bare_target_);
-  indent_ -= kIndentWidth;
+  RenderBlock(if_doc.comment, if_doc.then_branch);
   if (!if_doc.else_branch.empty()) {
     WriteIndent();
-    out_.append("else:\n");
-    indent_ += kIndentWidth;
-    RenderBody(if_doc.else_branch, bare_target_);
-    indent_ -= kIndentWidth;
+    out_.append("else");
+    RenderBlock("", if_doc.else_branch);
   }
 }
 
@@ -412,12 +417,7 @@ void ScriptRenderer::RenderWhileDoc(const WhileDocNode& loop) {
   WriteIndent();
   out_.append("while ");
   RenderExpr(loop.predicate);
-  out_.push_back(':');
-  if (!loop.comment.empty()) pending_comments_.push_back(loop.comment);
-  EndLine();
-  indent_ += kIndentWidth;
-  RenderBody(loop.body, bare_target_);
-  indent_ -= kIndentWidth;
+  RenderBlock(loop.comment, loop.body);
 }
 
 void ScriptRenderer::RenderForDoc(const ForDocNode& loop) {
@@ -426,12 +426,7 @@ void ScriptRenderer::RenderForDoc(const ForDocNode& loop) {
   RenderExpr(loop.lhs);
   out_.append(" in ");
   RenderExpr(loop.rhs);
-  out_.push_back(':');
-  if (!loop.comment.empty()) pending_comments_.push_back(loop.comment);
-  EndLine();
-  indent_ += kIndentWidth;
-  RenderBody(loop.body, bare_target_);
-  indent_ -= kIndentWidth;
+  RenderBlock(loop.comment, loop.body);
 }
 
 void ScriptRenderer::RenderScopeDoc(const ScopeDocNode& scope) {
@@ -442,12 +437,7 @@ void ScriptRenderer::RenderScopeDoc(const ScopeDocNode& scope) {
     out_.append(" as ");
     RenderExpr(scope.lhs);
   }
-  out_.push_back(':');
-  if (!scope.comment.empty()) pending_comments_.push_back(scope.comment);
-  EndLine();
-  indent_ += kIndentWidth;
-  RenderBody(scope.body, bare_target_);
-  indent_ -= kIndentWidth;
+  RenderBlock(scope.comment, scope.body);
 }
 
 void ScriptRenderer::RenderClassDoc(const ClassDocNode& class_doc) {
