@@ -27,6 +27,10 @@ KILN_PACKAGES=(
   libssl-dev                # SHA-256 of compile ids (OpenSSL, which gRPC links too)
   prometheus-cpp-dev        # /metrics
   libdtl-dev                # unified diffs in the kiln CLI (trace, schedule)
+  # native code
+  llvm-19-dev               # LLVM 19: IR, new pass manager, targets, ORC LLJIT
+  llvm-19                   # llvm-objdump (tests disassemble the objects Kiln emits)
+  lld-19                    # ld.lld links the shared-library artifact
   python3-grpcio            # the Python client
   python3-protobuf
   openssl                   # integration tests make TLS certificates

@@ -60,7 +60,7 @@ asan_status=0
 if [[ -z "${KILN_SANITIZE:-}" && "${KILN_SKIP_ASAN:-0}" != 1 ]]; then
   asan_targets=(kiln_ir_test kiln_printer_test kiln_parser_test kiln_roundtrip_test
     kiln_op_test kiln_frontend_test kiln_transform_test kiln_loop_test kiln_te_test
-    kiln_op_compute_test kiln_lower_test kiln_driver_test kiln_tools_test)
+    kiln_op_compute_test kiln_lower_test kiln_driver_test kiln_codegen_test kiln_tools_test)
   echo "== sanitizers (address,undefined) in $SAN_BUILD: ${asan_targets[*]}"
   if bash "$ROOT/scripts/configure_sanitized.sh" "$SAN_BUILD" >"$BUILD/logs/asan-configure.log" 2>&1 &&
      cmake --build "$SAN_BUILD" -j"$JOBS" --target "${asan_targets[@]}"; then
@@ -82,21 +82,33 @@ if [[ -z "${KILN_SANITIZE:-}" && "${KILN_SKIP_ASAN:-0}" != 1 ]]; then
   fi
 fi
 
-# The ONNX backend tests end to end (import, -O3, lowering, the loop-IR
-# interpreter), each case isolated in a child process; a case listed in
-# tests/conformance/interpreter_expected.txt that fails is a regression.
+# The ONNX backend tests end to end (import, -O3, lowering, then native code through LLVM and
+# LLJIT, and again with the loop-IR interpreter), each case isolated in a child process. A case
+# listed in tests/conformance/native_expected.txt (interpreter_expected.txt) that fails natively
+# (interpreted) is a regression, and the native list must hold every case the interpreter's does.
 conformance_status=0
 if [[ "${KILN_SKIP_CONFORMANCE:-0}" != 1 ]]; then
-  echo "== conformance (kiln-conformance, -j$JOBS)"
-  conformance_log="$BUILD/logs/conformance.log"
-  if "$BUILD/tools/kiln-conformance/kiln-conformance" --jobs "$JOBS" \
-      --expected "$ROOT/tests/conformance/interpreter_expected.txt" \
-      --json "$BUILD/logs/conformance.json" >"$conformance_log" 2>&1; then
-    sed -n '/^failures by stage:/,$p' "$conformance_log"
-  else
+  for backend in native interp; do
+    expected="$ROOT/tests/conformance/native_expected.txt"
+    [[ $backend == interp ]] && expected="$ROOT/tests/conformance/interpreter_expected.txt"
+    echo "== conformance (kiln-conformance --backend=$backend, -j$JOBS)"
+    conformance_log="$BUILD/logs/conformance-$backend.log"
+    if "$BUILD/tools/kiln-conformance/kiln-conformance" --jobs "$JOBS" --backend "$backend" \
+        --expected "$expected" --json "$BUILD/logs/conformance-$backend.json" \
+        >"$conformance_log" 2>&1; then
+      sed -n '/^failures by stage:/,$p' "$conformance_log"
+    else
+      conformance_status=1
+      sed -n '/^failures by stage:/,$p' "$conformance_log"
+      echo "   conformance --backend=$backend FAILED (see $conformance_log)"
+    fi
+  done
+  only_interpreted="$(comm -13 <(grep -v '^#' "$ROOT/tests/conformance/native_expected.txt" | sort) \
+    <(grep -v '^#' "$ROOT/tests/conformance/interpreter_expected.txt" | sort))"
+  if [[ -n "$only_interpreted" ]]; then
+    echo "   cases the interpreter passes but native_expected.txt does not list:"
+    echo "$only_interpreted" | sed 's/^/     /'
     conformance_status=1
-    sed -n '/^failures by stage:/,$p' "$conformance_log"
-    echo "   conformance FAILED (see $conformance_log)"
   fi
 fi
 

@@ -70,6 +70,15 @@ std::string MetadataJson(const driver::CompileResult& result, const std::string&
     }
     json["constants"] = {{"count", result.lowered->constants.size()}, {"bytes", constant_bytes}};
   }
+  if (result.native) {
+    const codegen::NativeModule& native = *result.native;
+    json["native"] = {{"triple", native.target.triple},
+                      {"cpu", native.target.cpu},
+                      {"features", native.target.features},
+                      {"symbol_prefix", native.symbol_prefix},
+                      {"workspace_bytes", native.workspace_bytes},
+                      {"object_bytes", native.object.size()}};
+  }
   json["kernels"] = std::move(kernels);
   // Names from a model may be any bytes: invalid UTF-8 is replaced, not thrown.
   return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
@@ -103,7 +112,11 @@ v1::ModelSignature ModelSignatureOf(const driver::CompileResult& result) {
 void AddArtifacts(const v1::CompileRequest& request, const driver::CompileResult& result,
                   const std::string& compile_id, v1::CompileResponse* response) {
   std::set<int> wanted(request.artifacts().begin(), request.artifacts().end());
-  auto want = [&](v1::ArtifactKind kind) { return wanted.empty() || wanted.count(kind) > 0; };
+  auto want = [&](v1::ArtifactKind kind) {
+    bool native = kind == v1::OBJECT || kind == v1::ASSEMBLY || kind == v1::LLVM_IR ||
+                  kind == v1::HEADER;
+    return (wanted.empty() && !native) || wanted.count(kind) > 0;
+  };
   // Constants print as meta[...] references without the (large) metadata
   // table: the text is for reading and diffing.
   if (want(v1::GRAPH_IR_TEXT)) {
@@ -121,6 +134,14 @@ void AddArtifacts(const v1::CompileRequest& request, const driver::CompileResult
   if (want(v1::METADATA_JSON)) {
     AddArtifact(v1::METADATA_JSON, "model.metadata.json", MetadataJson(result, compile_id),
                 response);
+  }
+  if (result.native) {
+    const codegen::NativeModule& native = *result.native;
+    const std::string& prefix = native.symbol_prefix;
+    if (want(v1::OBJECT)) AddArtifact(v1::OBJECT, prefix + ".o", native.object, response);
+    if (want(v1::ASSEMBLY)) AddArtifact(v1::ASSEMBLY, prefix + ".s", native.assembly, response);
+    if (want(v1::LLVM_IR)) AddArtifact(v1::LLVM_IR, prefix + ".ll", native.llvm_ir, response);
+    if (want(v1::HEADER)) AddArtifact(v1::HEADER, prefix + ".h", native.header, response);
   }
 }
 

@@ -16,6 +16,15 @@ std::string CompileId(const v1::CompileRequest& request) {
   // artifacts to return) is in `canonical`.
   v1::CompileRequest canonical;
   *canonical.mutable_target() = request.target();
+  // An empty target means this host's: the id names the machine code it stands for, so replicas
+  // on different CPUs never share an id for different objects.
+  absl::StatusOr<codegen::ResolvedTarget> resolved =
+      codegen::ResolveTarget(CodegenTargetOf(request.target()));
+  if (resolved.ok()) {
+    canonical.mutable_target()->set_triple(resolved->triple);
+    canonical.mutable_target()->set_cpu(resolved->cpu);
+    canonical.mutable_target()->set_features(resolved->features);
+  }
   *canonical.mutable_pass_options() = request.pass_options();
   *canonical.mutable_input_shapes() = request.input_shapes();
   // Deterministic serialization orders map entries (the config map), so equal
@@ -33,8 +42,18 @@ std::string CompileId(const v1::CompileRequest& request) {
                                 Sha256Hex(model), "\n", options));
 }
 
+codegen::TargetOptions CodegenTargetOf(const v1::Target& target) {
+  return codegen::TargetOptions{target.triple(), target.cpu(), target.features()};
+}
+
 absl::StatusOr<driver::CompileOptions> ToCompileOptions(const v1::CompileRequest& request) {
   driver::CompileOptions options;
+  // Every compile generates native code (the cached result serves every artifact kind).
+  codegen::CodegenOptions codegen;
+  codegen.target = CodegenTargetOf(request.target());
+  codegen.emit_assembly = true;
+  codegen.emit_llvm_ir = true;
+  options.codegen = codegen;
   const v1::PassOptions& pass = request.pass_options();
   if (pass.has_opt_level()) {
     if (pass.opt_level() < 0 || pass.opt_level() > 3) {

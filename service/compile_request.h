@@ -18,8 +18,12 @@ const char* KilnVersion();
 // Hex SHA-256 of the request's canonical form and the Kiln version. The
 // canonical form leaves out what does not change the compile: the model's
 // display name and which artifacts to return (so a Compile, a TracePass and a
-// GetScheduleRecord of one model share an id, and one cache entry).
+// GetScheduleRecord of one model share an id, and one cache entry). An empty
+// target is replaced by the host's resolved triple, CPU and features.
 std::string CompileId(const v1::CompileRequest& request);
+
+// The code generator's target for a request's.
+codegen::TargetOptions CodegenTargetOf(const v1::Target& target);
 
 // The driver's options for `request`; INVALID_ARGUMENT naming the field when
 // a value is out of range.

@@ -43,6 +43,10 @@ int64_t EstimateBytes(const driver::CompileResult& result, int64_t model_bytes) 
   if (result.lowered) {
     bytes += static_cast<int64_t>(result.lowered->kernels.size()) * 16 * 1024;
   }
+  if (result.native) {
+    bytes += static_cast<int64_t>(result.native->object.size() + result.native->assembly.size() +
+                                  result.native->llvm_ir.size() + result.native->header.size());
+  }
   return bytes;
 }
 

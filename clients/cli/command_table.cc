@@ -33,10 +33,15 @@ const std::vector<FlagSpec>& Flags() {
        "PassContext option, e.g. relay.FuseOps.max_depth=8 (repeatable)"},
       {"input-shape", "NAME=D0,D1,...", true, false,
        "static shape for an input with symbolic dimensions (repeatable)"},
+      {"target", "TRIPLE", false, false,
+       "LLVM target triple of the native code, e.g. aarch64-linux-gnu (default: kilnd's host)"},
+      {"cpu", "NAME", false, false, "target CPU, e.g. x86-64-v2, skylake-avx512, znver4"},
+      {"features", "+A,-B", false, false, "LLVM target features, e.g. +avx2,-avx512f"},
       // compile
       {"out", "DIR", false, false, "directory the artifacts are written to (default ./kiln-out)"},
       {"artifacts", "LIST", true, true,
-       "artifacts to return, from graph-text,graph-json,loop-ir,metadata (default all)"},
+       "artifacts to return, from graph-text,graph-json,loop-ir,metadata,object,asm,llvm-ir,header "
+       "(default: the first four)"},
       // trace, passes
       {"format", "text|json", false, false, "output format (default text)"},
       // trace
@@ -53,8 +58,9 @@ const std::vector<FlagSpec>& Flags() {
   return flags;
 }
 
-constexpr absl::string_view kPassFlags[] = {"opt-level",     "pipeline", "disable-pass",
-                                            "required-pass", "config",   "input-shape"};
+constexpr absl::string_view kPassFlags[] = {"opt-level",   "pipeline", "disable-pass",
+                                            "required-pass", "config", "input-shape",
+                                            "target",      "cpu",      "features"};
 
 std::vector<absl::string_view> WithPassFlags(std::vector<absl::string_view> flags) {
   flags.insert(flags.end(), std::begin(kPassFlags), std::end(kPassFlags));

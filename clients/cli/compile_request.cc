@@ -26,6 +26,10 @@ constexpr ArtifactName kArtifactNames[] = {
     {"graph-json", kiln::v1::GRAPH_IR_JSON},
     {"loop-ir", kiln::v1::LOOP_IR},
     {"metadata", kiln::v1::METADATA_JSON},
+    {"object", kiln::v1::OBJECT},
+    {"asm", kiln::v1::ASSEMBLY},
+    {"llvm-ir", kiln::v1::LLVM_IR},
+    {"header", kiln::v1::HEADER},
 };
 
 absl::Status ReadModel(const std::string& path, kiln::v1::CompileRequest* request) {
@@ -103,6 +107,9 @@ absl::StatusOr<kiln::v1::CompileRequest> CompileRequestFromFlags(const CommandLi
   if (absl::Status status = ReadPassOptions(line, request.mutable_pass_options()); !status.ok()) {
     return status;
   }
+  request.mutable_target()->set_triple(line.Value("target").value_or(""));
+  request.mutable_target()->set_cpu(line.Value("cpu").value_or(""));
+  request.mutable_target()->set_features(line.Value("features").value_or(""));
   for (const std::string& spec : line.List("input-shape")) {
     if (absl::Status status = ParseInputShape(spec, request.add_input_shapes()); !status.ok()) {
       return status;
@@ -116,7 +123,7 @@ absl::StatusOr<kiln::v1::CompileRequest> CompileRequestFromFlags(const CommandLi
     if (match == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("--artifacts: unknown artifact '", name,
                                                      "' (known: graph-text, graph-json, loop-ir, "
-                                                     "metadata)"));
+                                                     "metadata, object, asm, llvm-ir, header)"));
     }
     request.add_artifacts(match->kind);
   }

@@ -20,6 +20,7 @@ const char* CompileStageName(CompileStage stage) {
     case CompileStage::kGraphPasses: return "graph passes";
     case CompileStage::kLower: return "lower";
     case CompileStage::kLoopPasses: return "loop passes";
+    case CompileStage::kCodegen: return "codegen";
   }
   return "?";
 }
@@ -66,6 +67,17 @@ absl::StatusOr<std::optional<Pass>> LoopPipeline(const CompileOptions& options) 
                         absl::StrCat("loop pipeline: ", std::string(pipeline.status().message())));
   }
   return *pipeline;
+}
+
+// What code generation allocates for `lowered`, as an upper estimate: the weights three times
+// (the lowered constants are already charged; LLVM's constant, the object, the object's copy in
+// the result) and a megabyte of IR, machine code and text per kernel.
+int64_t CodegenBytesEstimate(const lower::LoweredModule& lowered) {
+  int64_t weight_bytes = 0;
+  for (const auto& [buffer, data] : lowered.constants) {
+    weight_bytes += static_cast<int64_t>(data->bytes.size());
+  }
+  return 3 * weight_bytes + (static_cast<int64_t>(lowered.kernels.size()) + 1) * (int64_t{1} << 20);
 }
 
 absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOptions& options,
@@ -123,6 +135,22 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
             (**loop_pipeline)(result.lowered->module, context);
         if (!loop_optimized.ok()) return fail(CompileStage::kLoopPasses, loop_optimized.status());
         result.lowered->module = *loop_optimized;
+      }
+      if (options.codegen && options.only_kernels_named_by.empty()) {
+        absl::Status cancelled = budget->CheckCancelled("before code generation");
+        if (!cancelled.ok()) return fail(CompileStage::kCodegen, cancelled);
+        // LLVM holds the weights twice (its constant, the object) plus IR and code per kernel:
+        // charged before it allocates, released once the object is made.
+        int64_t codegen_bytes = CodegenBytesEstimate(*result.lowered);
+        absl::Status charged = budget->Charge(codegen_bytes, "native code generation");
+        if (!charged.ok()) return fail(CompileStage::kCodegen, charged);
+        codegen::CodegenOptions codegen_options = *options.codegen;
+        codegen_options.is_cancelled = [&budget] { return !budget->CheckCancelled("").ok(); };
+        absl::StatusOr<codegen::NativeModule> native =
+            codegen::EmitNative(*result.lowered, codegen_options);
+        budget->Release(codegen_bytes);
+        if (!native.ok()) return fail(CompileStage::kCodegen, native.status());
+        result.native = *std::move(native);
       }
     }
     result.peak_bytes = budget->peak_bytes();

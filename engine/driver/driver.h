@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/codegen/llvm/codegen.h"
 #include "engine/driver/debug_instruments.h"
 #include "engine/driver/passes.h"
 #include "engine/frontend/onnx/importer.h"
@@ -26,7 +27,7 @@ namespace kiln::driver {
 
 // kConfigure: the PassContext options themselves (an unknown config key, a
 // value of the wrong type).
-enum class CompileStage { kConfigure, kImport, kGraphPasses, kLower, kLoopPasses };
+enum class CompileStage { kConfigure, kImport, kGraphPasses, kLower, kLoopPasses, kCodegen };
 const char* CompileStageName(CompileStage stage);  // "configure", "import", ...
 
 struct CompileOptions {
@@ -54,6 +55,9 @@ struct CompileOptions {
   // so instruments see the loop passes too: unset, the default one; empty,
   // none.
   std::optional<std::string> loop_pipeline;
+  // When set (and the compile lowers a whole model), LLVM generates native code for the loop
+  // module after the loop pipeline (stage kCodegen).
+  std::optional<codegen::CodegenOptions> codegen;
   // When set, lowering produces only the kernels this schedule-record
   // selector may name, and no main (the loop pipeline is then skipped).
   std::string only_kernels_named_by;
@@ -70,6 +74,7 @@ struct CompileResult {
   IRModule imported;
   IRModule optimized;
   std::optional<lower::LoweredModule> lowered;  // when options.lower
+  std::optional<codegen::NativeModule> native;  // when options.codegen
   // Diagnostics, timing, span coverage.
   CompileReport report;
   // The most bytes of tensor data the compile held at once (its budget's peak).

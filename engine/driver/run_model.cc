@@ -1,6 +1,7 @@
-// Running the lowered main with the interpreter.
+// Running the lowered main with the interpreter or as native code.
 #include "engine/driver/run_model.h"
 
+#include "absl/strings/str_cat.h"
 #include "engine/lower/run_lowered_module.h"
 
 namespace kiln::driver {
@@ -15,6 +16,48 @@ absl::Status RunModel(const CompileResult& compiled, const std::vector<loop::Hos
                       const loop::InterpreterOptions& options) {
   if (!compiled.lowered) return absl::FailedPreconditionError("the compile was not lowered");
   return lower::RunLoweredModule(*compiled.lowered, inputs, outputs, options);
+}
+
+const char* BackendName(Backend backend) {
+  return backend == Backend::kNative ? "native" : "interp";
+}
+
+bool ParseBackend(std::string_view name, Backend* backend) {
+  if (name == "native") {
+    *backend = Backend::kNative;
+  } else if (name == "interp" || name == "interpreter") {
+    *backend = Backend::kInterpreter;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+codegen::CodegenOptions HostCodegenOptions() {
+  codegen::CodegenOptions options;
+  options.opt_level = 2;
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<codegen::NativeModel>> LoadNative(const CompileResult& compiled) {
+  if (!compiled.native) {
+    return absl::FailedPreconditionError("the compile generated no native code");
+  }
+  absl::StatusOr<codegen::ResolvedTarget> host = codegen::ResolveTarget({});
+  if (!host.ok()) return host.status();
+  if (compiled.native->target.triple != host->triple) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the native code is for ", compiled.native->target.triple,
+                     ", not this machine (", host->triple, ")"));
+  }
+  return codegen::NativeModel::Load(*compiled.native);
+}
+
+absl::Status RunNative(const CompileResult& compiled, const std::vector<loop::HostTensor*>& inputs,
+                       const std::vector<loop::HostTensor*>& outputs) {
+  absl::StatusOr<std::unique_ptr<codegen::NativeModel>> model = LoadNative(compiled);
+  if (!model.ok()) return model.status();
+  return (*model)->Run(inputs, outputs);
 }
 
 }  // namespace kiln::driver

@@ -412,8 +412,10 @@ v1::CompileRequest ResNetRequest(int variant) {
   request.set_onnx(ResNet());
   request.set_name("resnet");
   request.add_artifacts(v1::METADATA_JSON);
-  // Distinct compile ids (the target is part of the id), so no cache hits.
-  request.mutable_target()->set_cpu("variant-" + std::to_string(variant));
+  // Distinct compile ids (the pass config is part of the id), so no cache hits; a bisection
+  // limit beyond the pipeline's length changes nothing else.
+  (*request.mutable_pass_options()->mutable_config())["pass.max_pass_index"] =
+      std::to_string(1000 + variant);
   return request;
 }
 

@@ -127,7 +127,7 @@ std::string Compare(const loop::HostTensor& actual, const loop::HostTensor& expe
 
 }  // namespace
 
-CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance) {
+CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance, driver::Backend backend) {
   absl::StatusOr<std::string> model = ReadFile(dir / "model.onnx");
   if (!model.ok()) return {Stage::kImportError, FirstLine(model.status())};
   fs::path data_dir = dir / "test_data_set_0";
@@ -142,6 +142,7 @@ CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance) {
   std::set<std::string> initializers;
   for (const auto& init : proto.graph().initializer()) initializers.insert(init.name());
   driver::CompileOptions options;
+  if (backend == driver::Backend::kNative) options.codegen = driver::HostCodegenOptions();
   size_t next_input = 0;
   for (const auto& input : proto.graph().input()) {
     if (initializers.count(input.name())) continue;
@@ -194,7 +195,9 @@ CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance) {
   loop::InterpreterOptions interpreter_options;
   interpreter_options.max_steps = int64_t{40'000'000'000};
   interpreter_options.max_allocation_bytes = int64_t{4} << 30;
-  absl::Status ran = driver::RunModel(*compiled, input_args, output_args, interpreter_options);
+  absl::Status ran = backend == driver::Backend::kNative
+                         ? driver::RunNative(*compiled, input_args, output_args)
+                         : driver::RunModel(*compiled, input_args, output_args, interpreter_options);
   if (!ran.ok()) return {Stage::kRunError, FirstLine(ran)};
 
   for (size_t i = 0; i < outputs.size(); ++i) {

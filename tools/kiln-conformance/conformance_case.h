@@ -1,10 +1,12 @@
 // One ONNX backend test case run end to end in-process: import the model,
-// optimize at O3, lower to loop IR, interpret on the test's inputs and compare
+// optimize at O3, lower to loop IR, run natively or interpret on the test's inputs and compare
 // every output with the expected one. The result names the stage that failed.
 #pragma once
 
 #include <filesystem>
 #include <string>
+
+#include "engine/driver/run_model.h"
 
 namespace kiln::conformance {
 
@@ -14,7 +16,7 @@ enum class Stage {
   kUnsupportedOp,  // the importer has no converter for an op of the model
   kImportError,    // any other import failure (types, shapes, data)
   kCompileError,   // optimization or lowering failed
-  kRunError,       // the interpreter reported an error
+  kRunError,       // the interpreter or the native code reported an error
   kWrongResult,    // an output differs from the expected one
   kCrash,          // the isolated child died (signal, abort)
   kTimeout,        // the isolated child ran out of time
@@ -34,7 +36,9 @@ struct Tolerance {
   double atol = 1e-5;
 };
 
-// Runs the case in `dir` (holding model.onnx and test_data_set_*/).
-CaseOutcome RunCase(const std::filesystem::path& dir, const Tolerance& tolerance);
+// Runs the case in `dir` (holding model.onnx and test_data_set_*/) as native code (compiled
+// for this machine and loaded with LLJIT) or with the loop-IR interpreter.
+CaseOutcome RunCase(const std::filesystem::path& dir, const Tolerance& tolerance,
+                    driver::Backend backend = driver::Backend::kNative);
 
 }  // namespace kiln::conformance

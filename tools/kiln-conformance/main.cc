@@ -38,6 +38,9 @@ ABSL_FLAG(std::string, expected, "",
 ABSL_FLAG(std::string, record, "", "write the names of the passing cases to this file");
 ABSL_FLAG(double, rtol, 1e-5, "relative tolerance for floating-point outputs");
 ABSL_FLAG(double, atol, 1e-5, "absolute tolerance for floating-point outputs");
+ABSL_FLAG(std::string, backend, "native",
+          "how cases run: native (LLVM code for this machine, loaded with LLJIT) or interp (the "
+          "loop-IR interpreter)");
 
 namespace fs = std::filesystem;
 using kiln::conformance::CaseOutcome;
@@ -83,7 +86,8 @@ std::set<std::string> ReadNameList(const std::string& path) {
 int main(int argc, char** argv) {
   kiln::tools::SetToolUsage(
       "kiln-conformance [--data=DIR] [--filter=REGEX] [--jobs=N] [...]\n"
-      "Runs the ONNX backend tests through Kiln's interpreter (docs/conformance.md).",
+      "Runs the ONNX backend tests through Kiln, as native code or with the interpreter "
+      "(docs/conformance.md).",
       {__FILE__});
   absl::ParseCommandLine(argc, argv);
 
@@ -94,6 +98,12 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  kiln::driver::Backend backend;
+  if (!kiln::driver::ParseBackend(absl::GetFlag(FLAGS_backend), &backend)) {
+    std::cerr << "kiln-conformance: --backend must be native or interp, not '"
+              << absl::GetFlag(FLAGS_backend) << "'\n";
+    return 1;
+  }
   kiln::conformance::Tolerance tolerance{absl::GetFlag(FLAGS_rtol), absl::GetFlag(FLAGS_atol)};
   kiln::conformance::IsolationLimits limits;
   limits.jobs = absl::GetFlag(FLAGS_jobs);
@@ -104,7 +114,7 @@ int main(int argc, char** argv) {
   std::vector<CaseOutcome> outcomes(cases.size());
   kiln::conformance::RunIsolated(
       dirs, limits,
-      [&](const fs::path& dir) { return kiln::conformance::RunCase(dir, tolerance); },
+      [&](const fs::path& dir) { return kiln::conformance::RunCase(dir, tolerance, backend); },
       [&](size_t index, const CaseOutcome& outcome) {
         outcomes[index] = outcome;
         std::cout << (outcome.stage == Stage::kPassed ? "PASS " : "FAIL ") << cases[index].name;
@@ -143,7 +153,7 @@ int main(int argc, char** argv) {
   if (!absl::GetFlag(FLAGS_record).empty()) {
     std::ofstream out(absl::GetFlag(FLAGS_record));
     out << "# ONNX backend tests that pass end to end through kiln-conformance.\n"
-        << "# Regenerate with tests/conformance/update_interpreter_expectation.sh.\n";
+        << "# Regenerate with tests/conformance/update_conformance_expectations.sh.\n";
     for (const std::string& name : passing) out << name << "\n";
   }
   if (!absl::GetFlag(FLAGS_json).empty()) {

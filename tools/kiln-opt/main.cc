@@ -82,9 +82,17 @@ ABSL_FLAG(std::string, reproducer_dir, "",
 
 // Lowering (engine/driver: lowering, the loop pipeline, schedule records).
 ABSL_FLAG(std::string, emit, "graph",
-          "what to print: graph (the graph module) or loop (run the graph pipeline, -O2's when "
+          "what to print: graph (the graph module); loop (run the graph pipeline, -O2's when "
           "none is given, lower, run the default loop pipeline, print the loop module as script, or "
-          "as JSON with --format=json)");
+          "as JSON with --format=json); or native code generated from that loop module: llvm (the "
+          "optimized LLVM IR), asm (assembly), obj (the ELF object, written to -o), header (the "
+          "C header)");
+ABSL_FLAG(std::string, mtriple, "", "with --emit=llvm|asm|obj|header: the LLVM target triple "
+          "(default: this machine's)");
+ABSL_FLAG(std::string, mcpu, "", "the target CPU, e.g. x86-64-v2, skylake-avx512, znver4");
+ABSL_FLAG(std::string, mattr, "", "LLVM target features, e.g. +avx2,-avx512f");
+ABSL_FLAG(int, codegen_opt_level, 2, "LLVM's optimization level 0..3 for native code");
+ABSL_FLAG(std::string, o, "", "write the output to this file instead of stdout (--emit=obj needs it)");
 ABSL_FLAG(std::string, loop_passes, kiln::driver::DefaultLoopPipeline(),
           "with --emit=loop: the loop pipeline run on the lowered module (default: the "
           "default loop pipeline; empty: none)");
@@ -315,6 +323,20 @@ bool CompileOptionsFromFlags(const std::vector<std::string>& configs, int opt_le
 
 void Write(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
+// The result: to the -o file when given, else stdout. Returns the exit code.
+int WriteOutput(const std::string& text) {
+  const std::string path = absl::GetFlag(FLAGS_o);
+  if (path.empty()) {
+    Write(text);
+    return 0;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) return Fail(absl::StrCat("cannot write ", path));
+  return 0;
+}
+
 // What the instruments reported: diagnostics, timing, span coverage.
 void PrintReport(const kiln::driver::CompileReport& report) {
   for (const kiln::PassDiagnostic& diagnostic : report.diagnostics) {
@@ -339,11 +361,16 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
   const bool json = format == "json";
 
   std::string emit = absl::GetFlag(FLAGS_emit);
-  if (emit != "graph" && emit != "loop") {
-    return Fail(absl::StrCat("unknown --emit '", emit, "' (expected graph or loop)"));
+  const bool native = emit == "llvm" || emit == "asm" || emit == "obj" || emit == "header";
+  if (emit != "graph" && emit != "loop" && !native) {
+    return Fail(absl::StrCat("unknown --emit '", emit,
+                             "' (expected graph, loop, llvm, asm, obj or header)"));
+  }
+  if (emit == "obj" && absl::GetFlag(FLAGS_o).empty()) {
+    return Fail("--emit=obj writes a binary object: name the file with -o FILE");
   }
   const std::string schedule_record = absl::GetFlag(FLAGS_schedule_record);
-  const bool lowering = emit == "loop" || !schedule_record.empty();
+  const bool lowering = emit == "loop" || native || !schedule_record.empty();
 
   kiln::driver::CompileOptions options;
   std::string error;
@@ -370,6 +397,15 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
   options.lower = lowering;
   // Schedule records show the kernels as lowering made them.
   options.loop_pipeline = schedule_record.empty() ? absl::GetFlag(FLAGS_loop_passes) : "";
+  if (native && schedule_record.empty()) {
+    kiln::codegen::CodegenOptions codegen;
+    codegen.target = {absl::GetFlag(FLAGS_mtriple), absl::GetFlag(FLAGS_mcpu),
+                      absl::GetFlag(FLAGS_mattr)};
+    codegen.opt_level = absl::GetFlag(FLAGS_codegen_opt_level);
+    codegen.emit_assembly = emit == "asm";
+    codegen.emit_llvm_ir = emit == "llvm";
+    options.codegen = codegen;
+  }
 
   kiln::driver::CompileFailure failure;
   absl::StatusOr<kiln::driver::CompileResult> compiled =
@@ -399,11 +435,18 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
     }
     return 0;
   }
+  if (compiled->native) {
+    const kiln::codegen::NativeModule& code = *compiled->native;
+    const std::string& out = emit == "obj"    ? code.object
+                             : emit == "asm"  ? code.assembly
+                             : emit == "llvm" ? code.llvm_ir
+                                              : code.header;
+    return WriteOutput(out);
+  }
   const kiln::IRModule& module = lowering ? compiled->lowered->module : compiled->optimized;
   // Loop IR prints as script.
   if (lowering) print_options.format = kiln::PrintOptions::Format::kScript;
-  Write(json ? kiln::PrintModuleJson(module) : kiln::PrintModule(module, print_options));
-  return 0;
+  return WriteOutput(json ? kiln::PrintModuleJson(module) : kiln::PrintModule(module, print_options));
 }
 
 }  // namespace

@@ -1,0 +1,140 @@
+// EmitNative: build the module, verify it, optimize it with the new pass manager at the
+// request's level, then emit the object (and assembly, LLVM IR text, C header on request).
+#include "engine/codegen/llvm/codegen.h"
+
+#include "absl/strings/str_cat.h"
+#include "engine/codegen/llvm/model_header.h"
+#include "engine/codegen/llvm/module_builder.h"
+#include "engine/codegen/llvm/target.h"
+#include "engine/support/identifier.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+namespace kiln::codegen {
+namespace {
+
+void Optimize(llvm::Module& module, llvm::TargetMachine& machine, int opt_level,
+              const std::function<bool()>& is_cancelled) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = opt_level >= 2;
+  tuning.SLPVectorization = opt_level >= 2;
+  llvm::PassInstrumentationCallbacks callbacks;
+  if (is_cancelled) {
+    callbacks.registerShouldRunOptionalPassCallback(
+        [&](llvm::StringRef, llvm::Any) { return !is_cancelled(); });
+  }
+  llvm::PassBuilder builder(&machine, tuning, std::nullopt, &callbacks);
+  llvm::TargetLibraryInfoImpl library(llvm::Triple(module.getTargetTriple()));
+  functions.registerPass([&] { return llvm::TargetLibraryAnalysis(library); });
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  llvm::OptimizationLevel level = opt_level <= 0   ? llvm::OptimizationLevel::O0
+                                  : opt_level == 1 ? llvm::OptimizationLevel::O1
+                                  : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                                   : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager pipeline = level == llvm::OptimizationLevel::O0
+                                         ? builder.buildO0DefaultPipeline(level)
+                                         : builder.buildPerModuleDefaultPipeline(level);
+  pipeline.run(module, modules);
+}
+
+// Weights (`<prefix>_weight_<i>`) become zeroinitializer: `.zero N` in assembly.
+void ElideWeights(llvm::Module& module, const std::string& prefix) {
+  std::string weight = prefix + "_weight_";
+  for (llvm::GlobalVariable& global : module.globals()) {
+    if (global.getName().starts_with(weight) && global.hasInitializer()) {
+      global.setInitializer(llvm::ConstantAggregateZero::get(global.getValueType()));
+    }
+  }
+}
+
+absl::StatusOr<std::string> EmitFile(llvm::Module& module, llvm::TargetMachine& machine,
+                                     llvm::CodeGenFileType type) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream stream(buffer);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, stream, nullptr, type)) {
+    return absl::InternalError(absl::StrCat("LLVM cannot emit ",
+                                            type == llvm::CodeGenFileType::ObjectFile ? "objects" : "assembly",
+                                            " for ", module.getTargetTriple()));
+  }
+  passes.run(module);
+  return std::string(buffer.data(), buffer.size());
+}
+
+}  // namespace
+
+absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
+                                        const CodegenOptions& options) {
+  if (options.symbol_prefix.empty() || !IsIdentStart(options.symbol_prefix[0]) ||
+      !AllIdentChars(options.symbol_prefix)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "symbol prefix '", options.symbol_prefix, "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"));
+  }
+  if (options.opt_level < 0 || options.opt_level > 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("codegen opt level ", options.opt_level, " is outside 0..3"));
+  }
+  absl::StatusOr<ResolvedTarget> target = ResolveTarget(options.target);
+  if (!target.ok()) return target.status();
+  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> machine =
+      CreateTargetMachine(*target, options.opt_level);
+  if (!machine.ok()) return machine.status();
+
+  llvm::LLVMContext context;
+  absl::StatusOr<BuiltModule> built = BuildModule(context, lowered, options);
+  if (!built.ok()) return built.status();
+  llvm::Module& module = *built->module;
+  module.setTargetTriple(target->triple);
+  module.setDataLayout((*machine)->createDataLayout());
+  std::string problems;
+  llvm::raw_string_ostream problem_stream(problems);
+  if (llvm::verifyModule(module, &problem_stream)) {
+    return absl::InternalError(
+        absl::StrCat("the generated LLVM module is invalid (a Kiln bug): ", problems.substr(0, 2000)));
+  }
+  Optimize(module, **machine, options.opt_level, options.is_cancelled);
+  if (options.is_cancelled && options.is_cancelled()) {
+    return absl::CancelledError("code generation was cancelled");
+  }
+
+  NativeModule native;
+  native.target = *target;
+  native.symbol_prefix = options.symbol_prefix;
+  native.workspace_bytes = built->workspace_bytes;
+  if (options.emit_llvm_ir || options.emit_assembly) {
+    // The texts are for reading: a copy whose weights are zeros (a ResNet's 100 MB of weights
+    // would otherwise be most of them). Code generation rewrites the IR it runs on, which is one
+    // more reason for a copy.
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(module);
+    ElideWeights(*copy, options.symbol_prefix);
+    if (options.emit_llvm_ir) {
+      llvm::raw_string_ostream ir(native.llvm_ir);
+      copy->print(ir, nullptr);
+    }
+    if (options.emit_assembly) {
+      absl::StatusOr<std::string> assembly =
+          EmitFile(*copy, **machine, llvm::CodeGenFileType::AssemblyFile);
+      if (!assembly.ok()) return assembly.status();
+      native.assembly = *std::move(assembly);
+    }
+  }
+  absl::StatusOr<std::string> object = EmitFile(module, **machine, llvm::CodeGenFileType::ObjectFile);
+  if (!object.ok()) return object.status();
+  native.object = *std::move(object);
+  native.header = ModelHeader(lowered, options.symbol_prefix, native.workspace_bytes);
+  return native;
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,74 @@
+// Native code from a lowered module: LLVM 19 IR built from the loop IR (every kernel PrimFunc and
+// the entry that runs them in order), optimized by LLVM's new pass manager for the requested
+// target, and emitted as an object file (plus assembly, LLVM IR text and a C header on request).
+// This header is LLVM-free: only engine/codegen/llvm/*.cc include LLVM.
+//
+// The object's ABI is engine/runtime/kiln_runtime.h: `<prefix>_run(inputs, outputs, workspace)`
+// and its signature queries. Parallel loops call libkiln_rt's kiln_rt_parallel_for.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/lower/lower_module.h"
+
+namespace kiln::codegen {
+
+struct TargetOptions {
+  // An LLVM triple ("x86_64-linux-gnu", "aarch64-linux-gnu"); empty: the host's.
+  std::string triple;
+  // A CPU name ("x86-64-v2", "skylake-avx512", "znver4"); empty: the host's when the triple is
+  // empty, the architecture's generic CPU otherwise.
+  std::string cpu;
+  // Extra features ("+avx2,-avx512f"); empty: the host's when triple and cpu are empty.
+  std::string features;
+};
+
+struct CodegenOptions {
+  TargetOptions target;
+  // LLVM's pipeline level, 0..3.
+  int opt_level = 2;
+  // Fast-math flags on float arithmetic (reassociation, no NaN/Inf); off by default, since they
+  // change results.
+  bool fast_math = false;
+  // Prefix of every exported symbol (`<prefix>_run`): a C identifier.
+  std::string symbol_prefix = "kiln_model";
+  // Which texts to produce besides the object.
+  bool emit_assembly = false;
+  bool emit_llvm_ir = false;
+  // Polled before every LLVM pass; true skips the remaining optional passes and the compile
+  // ends Cancelled. May be empty.
+  std::function<bool()> is_cancelled;
+};
+
+// The target a compile resolved to: what the object was built for, spelled out so a compile id
+// can cover it and two compiles of one request produce the same bytes.
+struct ResolvedTarget {
+  std::string triple;
+  std::string cpu;
+  std::string features;  // sorted, comma-separated
+};
+
+struct NativeModule {
+  ResolvedTarget target;
+  std::string symbol_prefix;
+  std::string object;    // an ELF relocatable object
+  std::string assembly;  // when asked
+  std::string llvm_ir;   // the optimized module's text, when asked
+  std::string header;    // the C header declaring the model's entry points
+  // Bytes the caller provides as `workspace` (values between kernels and kernel scratch).
+  int64_t workspace_bytes = 0;
+};
+
+// The target `options` name, with host defaults filled in; an unknown triple or CPU is an
+// InvalidArgument error naming it.
+absl::StatusOr<ResolvedTarget> ResolveTarget(const TargetOptions& options);
+
+// `lowered` must have a main (a full lowering, not one kernel's). A construct the code generator
+// does not support is an Unimplemented error naming the kernel and statement.
+absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
+                                        const CodegenOptions& options);
+
+}  // namespace kiln::codegen

@@ -1,0 +1,97 @@
+// FunctionEmitter: the body of one loop-IR function (a kernel, or a parallel loop outlined from
+// it) as LLVM IR. Expressions become scalar or vector values in their compute type (float16 and
+// bfloat16 are held as float and rounded to their format after every operation, bool as i1);
+// buffers are read and written in their storage type. The semantics are the interpreter's
+// (engine/loop/interpreter_values.h), including the two that machines do not give for free:
+// a Select or `&&`/`||` never evaluates the loads of the operand it does not take (scalar code
+// branches, vector code masks the loads), and integer division by zero or INT_MIN / -1 never
+// traps.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+
+#include "engine/codegen/llvm/module_context.h"
+#include "engine/loop/stmt.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace kiln::codegen {
+
+class FunctionEmitter {
+ public:
+  // `scratch_offsets`: byte offsets into the function's scratch argument of the Allocates that
+  // live there (the others become stack or heap memory); `in_parallel`: the function already runs
+  // inside a parallel loop, so parallel loops in it run serially.
+  FunctionEmitter(ModuleContext& module, llvm::Function* function,
+                  const std::unordered_map<const loop::AllocateNode*, int64_t>* scratch_offsets,
+                  llvm::Value* scratch, bool in_parallel);
+
+  void Bind(const loop::VarNode* var, llvm::Value* value) { vars_[var] = value; }
+  // Emits `body` then `ret void`.
+  void EmitBody(const loop::Stmt& body);
+
+ private:
+  // Statements (emit_stmt.cc).
+  void EmitStmt(const loop::Stmt& stmt);
+  void EmitFor(const loop::ForNode* op);
+  void EmitSerialFor(const loop::ForNode* op, llvm::Value* begin, llvm::Value* end,
+                     llvm::Value* offset);
+  void EmitParallelFor(const loop::ForNode* op);
+  void EmitStore(const loop::BufferStoreNode* op);
+  void EmitAllocate(const loop::AllocateNode* op);
+  void EmitIfThenElse(const loop::IfThenElseNode* op);
+
+  // Expressions (emit_expr.cc).
+  llvm::Value* EmitExpr(const loop::PrimExpr& expr);
+  llvm::Value* EmitBinary(const loop::BinaryNode* op);
+  llvm::Value* EmitFloatBinary(loop::BinaryOp op, DataType dtype, llvm::Value* a, llvm::Value* b);
+  llvm::Value* EmitIntBinary(loop::BinaryOp op, DataType dtype, llvm::Value* a, llvm::Value* b,
+                             const loop::PrimExpr& divisor);
+  llvm::Value* EmitLazyLogic(const loop::BinaryNode* op);
+  llvm::Value* EmitSelect(const loop::SelectNode* op);
+  llvm::Value* EmitCast(const loop::CastNode* op);
+  llvm::Value* EmitIntrinsic(const loop::IntrinsicCallNode* op);
+  llvm::Value* EmitFloatMath(loop::Intrinsic intrinsic, DataType dtype,
+                             const std::vector<llvm::Value*>& args);
+  llvm::Value* EmitLoad(const loop::BufferLoadNode* op);
+  llvm::Value* EmitRamp(const loop::RampNode* op);
+  // A scalar or vector value of `type` from `then_value` or `else_value`, emitting only the one
+  // `cond` (scalar) takes.
+  llvm::Value* EmitBranchy(llvm::Value* cond, const std::function<llvm::Value*()>& then_value,
+                           const std::function<llvm::Value*()>& else_value);
+
+  // Buffer addressing: the element index into the buffer's storage (elem_offset and strides
+  // applied), scalar or vector; and a pointer to element `index` of scalar index.
+  llvm::Value* FlatIndex(const loop::Buffer& buffer, const std::vector<loop::PrimExpr>& indices);
+  llvm::Value* ElementPointer(const loop::Buffer& buffer, llvm::Value* index);
+  // When `indices` is one Ramp of stride 1: its base (the first element of a contiguous access).
+  const loop::PrimExpr* ContiguousBase(const std::vector<loop::PrimExpr>& indices);
+
+  // Conversions between compute and storage representations.
+  llvm::Value* FromStorage(llvm::Value* stored, DataType dtype);
+  llvm::Value* ToStorage(llvm::Value* value, DataType dtype);
+  // float16/bfloat16 values are rounded to their format (others returned as they are).
+  llvm::Value* RoundToFormat(llvm::Value* value, DataType dtype);
+  // A double rounded to float with the sticky bit (round to odd), so a second rounding to a
+  // narrower format is correct.
+  llvm::Value* DoubleToFloatRoundToOdd(llvm::Value* value);
+
+  llvm::Value* AllLanes(llvm::Value* mask_or_null, int lanes);
+  llvm::Value* Splat(llvm::Value* scalar, int lanes);
+  llvm::AllocaInst* EntryAlloca(llvm::Type* type, int64_t align);
+
+  ModuleContext& module_;
+  llvm::Function* function_;
+  llvm::IRBuilder<> b_;
+  const std::unordered_map<const loop::AllocateNode*, int64_t>* scratch_offsets_;
+  llvm::Value* scratch_;
+  bool in_parallel_;
+  std::unordered_map<const loop::VarNode*, llvm::Value*> vars_;
+  // The lanes of the vector expression being emitted that are taken (inside vector Selects and
+  // `&&`/`||`); null when all are.
+  llvm::Value* mask_ = nullptr;
+};
+
+}  // namespace kiln::codegen

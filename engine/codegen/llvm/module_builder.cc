@@ -1,0 +1,416 @@
+// BuildModule: kernels, the entry, weights and signature of a lowered model as one LLVM module.
+#include "engine/codegen/llvm/module_builder.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "engine/codegen/llvm/function_emitter.h"
+#include "engine/codegen/llvm/module_context.h"
+#include "engine/loop/functor.h"
+#include "engine/loop/prim_func.h"
+#include "engine/support/check.h"
+#include "engine/support/identifier.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace kiln::codegen {
+namespace {
+
+constexpr int64_t kAlignment = 64;  // KILN_ALIGNMENT of kiln_runtime.h
+
+int64_t RoundUp(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+// The largest power of two (at most kAlignment) dividing `offset`.
+int64_t AlignmentOf(int64_t offset) {
+  int64_t align = kAlignment;
+  while (align > 1 && offset % align != 0) align /= 2;
+  return align;
+}
+
+int64_t BufferBytes(const loop::Buffer& buffer) {
+  return buffer->NumElements() * DataTypeBytes(buffer->dtype);
+}
+
+// Statements a kernel may hold, and main's shape (Allocates of the workspace around kernel
+// calls): anything else is a construct this code generator does not know.
+absl::Status CheckKernelStmt(const loop::Stmt& stmt, const std::string& kernel) {
+  absl::Status status;
+  loop::PreOrderVisit(stmt, [&](const Object* node) {
+    if (status.ok() && node->kind() == ObjectKind::kCallKernel) {
+      status = absl::UnimplementedError(
+          absl::StrCat("kernel ", kernel, " calls another kernel; native code supports kernel "
+                                          "calls only in main"));
+    }
+    if (status.ok() && node->kind() == ObjectKind::kAllocate) {
+      const auto* op = static_cast<const loop::AllocateNode*>(node);
+      if (op->extent < 0) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("kernel ", kernel, ": Allocate of ", op->data->name,
+                         " has a negative extent ", op->extent));
+      }
+    }
+  });
+  return status;
+}
+
+absl::Status CheckMainStmt(const loop::Stmt& stmt) {
+  if (const auto* op = stmt.as<loop::AllocateNode>()) return CheckMainStmt(op->body);
+  if (const auto* op = stmt.as<loop::SeqStmtNode>()) {
+    for (const loop::Stmt& s : op->seq) {
+      if (absl::Status status = CheckMainStmt(s); !status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }
+  if (stmt.as<loop::CallKernelNode>() != nullptr || loop::IsNoOp(stmt)) return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(
+      "main holds a ", ObjectKindName(stmt->kind()),
+      " statement; native code supports main as workspace Allocates around kernel calls"));
+}
+
+class Builder {
+ public:
+  Builder(llvm::LLVMContext& context, const lower::LoweredModule& lowered,
+          const CodegenOptions& options)
+      : lowered_(lowered),
+        options_(options),
+        module_(std::make_unique<llvm::Module>(options.symbol_prefix, context)),
+        context_(*module_, options.fast_math) {}
+
+  absl::StatusOr<BuiltModule> Build() {
+    BaseFunc main = lowered_.module->Lookup("main");
+    if (main.as<loop::PrimFuncNode>() == nullptr) {
+      return absl::FailedPreconditionError(
+          "native code needs a lowered main (a whole model, not one kernel's lowering)");
+    }
+    main_ = Downcast<loop::PrimFuncNode>(main);
+    if (absl::Status status = CheckMainStmt(main_->body); !status.ok()) return status;
+    for (const lower::LoweredKernel& kernel : lowered_.kernels) {
+      loop::PrimFunc func = KernelFunc(kernel.name);
+      if (absl::Status status = CheckKernelStmt(func->body, kernel.name); !status.ok()) {
+        return status;
+      }
+    }
+    PlanMain(main_->body);
+    scratch_base_ = RoundUp(main_workspace_bytes_);
+    for (const lower::LoweredKernel& kernel : lowered_.kernels) DeclareKernel(kernel);
+    for (const lower::LoweredKernel& kernel : lowered_.kernels) EmitKernel(kernel);
+    EmitEntry();
+    EmitSignature();
+    BuiltModule built;
+    built.workspace_bytes = scratch_base_ + max_scratch_bytes_;
+    EmitWorkspaceSize(built.workspace_bytes);
+    built.module = std::move(module_);
+    return built;
+  }
+
+ private:
+  struct KernelInfo {
+    loop::PrimFunc func;
+    llvm::Function* function = nullptr;
+    std::unordered_map<const loop::AllocateNode*, int64_t> scratch_offsets;
+    int64_t scratch_bytes = 0;
+  };
+
+  loop::PrimFunc KernelFunc(const std::string& name) const {
+    return Downcast<loop::PrimFuncNode>(lowered_.module->Lookup(name));
+  }
+
+  // Main's workspace Allocates get offsets in order; each kernel call's argument alignment and
+  // aliasing is recorded for the callee's parameter attributes.
+  void PlanMain(const loop::Stmt& stmt) {
+    if (const auto* op = stmt.as<loop::AllocateNode>()) {
+      main_workspace_bytes_ = RoundUp(main_workspace_bytes_);
+      storage_offset_[op->data.get()] = main_workspace_bytes_;
+      main_workspace_bytes_ += op->extent * DataTypeBytes(op->dtype);
+      return PlanMain(op->body);
+    }
+    if (const auto* op = stmt.as<loop::SeqStmtNode>()) {
+      for (const loop::Stmt& s : op->seq) PlanMain(s);
+      return;
+    }
+    const auto* call = stmt.as<loop::CallKernelNode>();
+    if (call == nullptr) return;
+    std::vector<int64_t>& aligns = param_align_[call->callee->name_hint];
+    std::set<int>& aliased = aliased_params_[call->callee->name_hint];
+    aligns.resize(call->args.size(), kAlignment);
+    for (size_t i = 0; i < call->args.size(); ++i) {
+      const loop::Buffer& arg = call->args[i];
+      int64_t base = storage_offset_.count(arg->data.get()) ? storage_offset_[arg->data.get()] : 0;
+      int64_t offset = base + arg->elem_offset * DataTypeBytes(arg->dtype);
+      aligns[i] = std::min(aligns[i], AlignmentOf(offset));
+      for (size_t j = 0; j < i; ++j) {
+        if (call->args[j]->data.same_as(arg->data)) {
+          aliased.insert(static_cast<int>(i));
+          aliased.insert(static_cast<int>(j));
+        }
+      }
+    }
+  }
+
+  // Kernel Allocates outside parallel loops live in the shared scratch area, one slot each.
+  void PlanScratch(const loop::Stmt& stmt, KernelInfo& info) {
+    if (const auto* op = stmt.as<loop::ForNode>()) {
+      if (op->for_kind == loop::ForKind::kParallel) return;  // outlined: stack or heap
+      return PlanScratch(op->body, info);
+    }
+    if (const auto* op = stmt.as<loop::AllocateNode>()) {
+      info.scratch_bytes = RoundUp(info.scratch_bytes);
+      info.scratch_offsets[op] = info.scratch_bytes;
+      info.scratch_bytes += std::max<int64_t>(1, op->extent * DataTypeBytes(op->dtype));
+      return PlanScratch(op->body, info);
+    }
+    if (const auto* op = stmt.as<loop::SeqStmtNode>()) {
+      for (const loop::Stmt& s : op->seq) PlanScratch(s, info);
+    } else if (const auto* op = stmt.as<loop::IfThenElseNode>()) {
+      PlanScratch(op->then_case, info);
+      if (op->else_case) PlanScratch(op->else_case, info);
+    } else if (const auto* op = stmt.as<loop::LetStmtNode>()) {
+      PlanScratch(op->body, info);
+    }
+  }
+
+  void DeclareKernel(const lower::LoweredKernel& kernel) {
+    KernelInfo& info = kernels_[kernel.name];
+    info.func = KernelFunc(kernel.name);
+    PlanScratch(info.func->body, info);
+    max_scratch_bytes_ = std::max(max_scratch_bytes_, RoundUp(info.scratch_bytes));
+
+    llvm::LLVMContext& context = context_.context();
+    auto* ptr = llvm::PointerType::getUnqual(context);
+    std::vector<llvm::Type*> params(info.func->params.size() + 1, ptr);  // + scratch
+    auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), params, false);
+    info.function = llvm::Function::Create(
+        type, llvm::Function::InternalLinkage,
+        absl::StrCat(options_.symbol_prefix, "_", SanitizeIdentifier(kernel.name)), *module_);
+    info.function->setDoesNotThrow();
+    const std::vector<int64_t>& aligns = param_align_[kernel.name];
+    const std::set<int>& aliased = aliased_params_[kernel.name];
+    for (size_t i = 0; i < info.func->params.size(); ++i) {
+      const loop::Buffer& buffer = info.func->param_buffer(i);
+      int64_t align = i < aligns.size() ? aligns[i] : DataTypeBytes(buffer->dtype);
+      unsigned arg = static_cast<unsigned>(i);
+      info.function->getArg(arg)->setName(buffer->name);
+      if (aliased.count(static_cast<int>(i)) == 0) info.function->addParamAttr(arg, llvm::Attribute::NoAlias);
+      info.function->addParamAttr(arg, llvm::Attribute::getWithAlignment(context, llvm::Align(align)));
+      int64_t bytes = BufferBytes(buffer);
+      if (bytes > 0) info.function->addDereferenceableParamAttr(arg, static_cast<uint64_t>(bytes));
+    }
+    unsigned scratch = static_cast<unsigned>(info.func->params.size());
+    info.function->getArg(scratch)->setName("scratch");
+    info.function->addParamAttr(scratch, llvm::Attribute::NoAlias);
+    info.function->addParamAttr(scratch, llvm::Attribute::getWithAlignment(context, llvm::Align(kAlignment)));
+  }
+
+  void EmitKernel(const lower::LoweredKernel& kernel) {
+    KernelInfo& info = kernels_.at(kernel.name);
+    llvm::Value* scratch = info.function->getArg(static_cast<unsigned>(info.func->params.size()));
+    FunctionEmitter emitter(context_, info.function, &info.scratch_offsets, scratch,
+                            /*in_parallel=*/false);
+    for (size_t i = 0; i < info.func->params.size(); ++i) {
+      llvm::Value* arg = info.function->getArg(static_cast<unsigned>(i));
+      emitter.Bind(info.func->params[i].get(), arg);
+      emitter.Bind(info.func->param_buffer(i)->data.get(), arg);
+    }
+    emitter.EmitBody(info.func->body);
+  }
+
+  // Weights: aligned, internal, read-only data.
+  llvm::Constant* WeightGlobal(size_t index) {
+    const TensorData& data = lowered_.constants[index].second;
+    llvm::LLVMContext& context = context_.context();
+    std::string bytes = data->bytes.empty() ? std::string(1, '\0') : data->bytes;
+    llvm::Constant* init = llvm::ConstantDataArray::getString(context, bytes, /*AddNull=*/false);
+    auto* global = new llvm::GlobalVariable(
+        *module_, init->getType(), /*isConstant=*/true, llvm::GlobalValue::InternalLinkage, init,
+        absl::StrCat(options_.symbol_prefix, "_weight_", index));
+    global->setAlignment(llvm::Align(kAlignment));
+    global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    return global;
+  }
+
+  void EmitEntry() {
+    llvm::LLVMContext& context = context_.context();
+    auto* ptr = llvm::PointerType::getUnqual(context);
+    auto* i32 = llvm::Type::getInt32Ty(context);
+    auto* type = llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false);
+    entry_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                    absl::StrCat(options_.symbol_prefix, "_run"), *module_);
+    entry_->setDoesNotThrow();
+    llvm::Argument* inputs = entry_->getArg(0);
+    llvm::Argument* outputs = entry_->getArg(1);
+    workspace_ = entry_->getArg(2);
+    inputs->setName("inputs");
+    outputs->setName("outputs");
+    workspace_->setName("workspace");
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", entry_));
+    auto* fail_null = llvm::BasicBlock::Create(context, "null_buffer", entry_);
+    auto* fail_align = llvm::BasicBlock::Create(context, "misaligned_buffer", entry_);
+    // The pointer arrays are not null; every buffer is not null and KILN_ALIGNMENT-aligned.
+    auto check_not_null = [&](llvm::Value* pointer) {
+      auto* next = llvm::BasicBlock::Create(context, "not_null", entry_);
+      b.CreateCondBr(b.CreateIsNull(pointer), fail_null, next);
+      b.SetInsertPoint(next);
+    };
+    auto check = [&](llvm::Value* pointer) {
+      check_not_null(pointer);
+      auto* next = llvm::BasicBlock::Create(context, "aligned", entry_);
+      llvm::Value* low = b.CreateAnd(b.CreatePtrToInt(pointer, b.getInt64Ty()), kAlignment - 1);
+      b.CreateCondBr(b.CreateICmpNE(low, b.getInt64(0)), fail_align, next);
+      b.SetInsertPoint(next);
+    };
+    if (lowered_.num_inputs > 0) check_not_null(inputs);
+    if (lowered_.num_outputs > 0) check_not_null(outputs);
+    size_t num_params = main_->params.size();
+    for (size_t i = 0; i < num_params; ++i) {
+      const loop::VarNode* var = main_->params[i].get();
+      llvm::Value* pointer = nullptr;
+      int index = static_cast<int>(i);
+      if (index < lowered_.num_inputs + lowered_.num_outputs) {
+        bool is_input = index < lowered_.num_inputs;
+        int slot = is_input ? index : index - lowered_.num_inputs;
+        llvm::Value* array = is_input ? inputs : outputs;
+        pointer = b.CreateAlignedLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, array, slot),
+                                      llvm::Align(8), main_->param_buffer(i)->name);
+        check(pointer);
+      } else {
+        pointer = WeightGlobal(i - lowered_.num_inputs - lowered_.num_outputs);
+      }
+      storage_pointer_[var] = pointer;
+      storage_pointer_[main_->param_buffer(i)->data.get()] = pointer;
+    }
+    if (scratch_base_ + max_scratch_bytes_ > 0) check(workspace_);
+    EmitMainStmt(b, main_->body);
+    b.CreateRet(b.getInt32(0));
+    b.SetInsertPoint(fail_null);
+    b.CreateRet(b.getInt32(1));  // KILN_ERROR_NULL_BUFFER
+    b.SetInsertPoint(fail_align);
+    b.CreateRet(b.getInt32(2));  // KILN_ERROR_MISALIGNED_BUFFER
+  }
+
+  void EmitMainStmt(llvm::IRBuilder<>& b, const loop::Stmt& stmt) {
+    if (const auto* op = stmt.as<loop::AllocateNode>()) {
+      storage_pointer_[op->data.get()] = b.CreateConstInBoundsGEP1_64(
+          b.getInt8Ty(), workspace_, storage_offset_.at(op->data.get()), op->data->name);
+      return EmitMainStmt(b, op->body);
+    }
+    if (const auto* op = stmt.as<loop::SeqStmtNode>()) {
+      for (const loop::Stmt& s : op->seq) EmitMainStmt(b, s);
+      return;
+    }
+    const auto* call = stmt.as<loop::CallKernelNode>();
+    if (call == nullptr) return;  // a no-op
+    const KernelInfo& info = kernels_.at(call->callee->name_hint);
+    std::vector<llvm::Value*> args;
+    for (const loop::Buffer& arg : call->args) {
+      llvm::Value* base = storage_pointer_.at(arg->data.get());
+      int64_t offset = arg->elem_offset * DataTypeBytes(arg->dtype);
+      args.push_back(offset == 0 ? base
+                                 : b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, offset,
+                                                                arg->name));
+    }
+    args.push_back(b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), workspace_, scratch_base_, "scratch"));
+    b.CreateCall(info.function, args);
+  }
+
+  // <prefix>_num_inputs/_num_outputs and <prefix>_input_info/_output_info (kiln_tensor_info).
+  void EmitSignature() {
+    llvm::LLVMContext& context = context_.context();
+    auto* ptr = llvm::PointerType::getUnqual(context);
+    auto* i32 = llvm::Type::getInt32Ty(context);
+    auto* i64 = llvm::Type::getInt64Ty(context);
+    auto* info_type = llvm::StructType::get(context, {ptr, i32, i32, ptr, i64});
+    auto emit_table = [&](const char* what, int first, int count) {
+      std::vector<llvm::Constant*> rows;
+      for (int i = first; i < first + count; ++i) {
+        const loop::Buffer& buffer = main_->param_buffer(static_cast<size_t>(i));
+        std::string tag = absl::StrCat(options_.symbol_prefix, "_", what, "_", i - first);
+        llvm::Constant* name = ConstantString(buffer->name, tag + "_name");
+        std::vector<llvm::Constant*> dims;
+        for (int64_t d : buffer->shape) dims.push_back(llvm::ConstantInt::get(i64, d));
+        auto* shape_type = llvm::ArrayType::get(i64, dims.size());
+        auto* shape = new llvm::GlobalVariable(*module_, shape_type, true,
+                                               llvm::GlobalValue::InternalLinkage,
+                                               llvm::ConstantArray::get(shape_type, dims),
+                                               tag + "_shape");
+        rows.push_back(llvm::ConstantStruct::get(
+            info_type, {name, llvm::ConstantInt::get(i32, static_cast<int>(buffer->dtype)),
+                        llvm::ConstantInt::get(i32, buffer->shape.size()), shape,
+                        llvm::ConstantInt::get(i64, BufferBytes(buffer))}));
+      }
+      auto* table_type = llvm::ArrayType::get(info_type, rows.size());
+      auto* table = new llvm::GlobalVariable(
+          *module_, table_type, true, llvm::GlobalValue::InternalLinkage,
+          llvm::ConstantArray::get(table_type, rows),
+          absl::StrCat(options_.symbol_prefix, "_", what, "_info_table"));
+      // const kiln_tensor_info* <prefix>_<what>_info(int32_t index): NULL out of range.
+      auto* query = llvm::Function::Create(llvm::FunctionType::get(ptr, {i32}, false),
+                                           llvm::Function::ExternalLinkage,
+                                           absl::StrCat(options_.symbol_prefix, "_", what, "_info"),
+                                           *module_);
+      query->setDoesNotThrow();
+      llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", query));
+      llvm::Value* index = query->getArg(0);
+      llvm::Value* in_range = b.CreateICmpULT(index, b.getInt32(static_cast<uint32_t>(count)));
+      llvm::Value* row = b.CreateGEP(table_type, table,
+                                     {b.getInt64(0), b.CreateZExt(index, b.getInt64Ty())});
+      b.CreateRet(b.CreateSelect(in_range, row, llvm::ConstantPointerNull::get(ptr)));
+      auto* counter = llvm::Function::Create(llvm::FunctionType::get(i32, false),
+                                             llvm::Function::ExternalLinkage,
+                                             absl::StrCat(options_.symbol_prefix, "_num_", what, "s"),
+                                             *module_);
+      counter->setDoesNotThrow();
+      llvm::IRBuilder<> cb(llvm::BasicBlock::Create(context, "entry", counter));
+      cb.CreateRet(cb.getInt32(static_cast<uint32_t>(count)));
+    };
+    emit_table("input", 0, lowered_.num_inputs);
+    emit_table("output", lowered_.num_inputs, lowered_.num_outputs);
+  }
+
+  void EmitWorkspaceSize(int64_t bytes) {
+    llvm::LLVMContext& context = context_.context();
+    auto* i64 = llvm::Type::getInt64Ty(context);
+    auto* function = llvm::Function::Create(
+        llvm::FunctionType::get(i64, false), llvm::Function::ExternalLinkage,
+        absl::StrCat(options_.symbol_prefix, "_workspace_size"), *module_);
+    function->setDoesNotThrow();
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", function));
+    b.CreateRet(b.getInt64(static_cast<uint64_t>(bytes)));
+  }
+
+  llvm::Constant* ConstantString(const std::string& text, const std::string& name) {
+    llvm::Constant* init = llvm::ConstantDataArray::getString(context_.context(), text, true);
+    auto* global = new llvm::GlobalVariable(*module_, init->getType(), true,
+                                            llvm::GlobalValue::InternalLinkage, init, name);
+    global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    return global;
+  }
+
+  const lower::LoweredModule& lowered_;
+  const CodegenOptions& options_;
+  std::unique_ptr<llvm::Module> module_;
+  ModuleContext context_;
+  loop::PrimFunc main_;
+  std::map<std::string, KernelInfo> kernels_;
+  // Byte offsets of main's workspace Allocates; pointers of main's storage while emitting it.
+  std::unordered_map<const loop::VarNode*, int64_t> storage_offset_;
+  std::unordered_map<const loop::VarNode*, llvm::Value*> storage_pointer_;
+  std::map<std::string, std::vector<int64_t>> param_align_;
+  std::map<std::string, std::set<int>> aliased_params_;
+  int64_t main_workspace_bytes_ = 0;
+  int64_t scratch_base_ = 0;
+  int64_t max_scratch_bytes_ = 0;
+  llvm::Function* entry_ = nullptr;
+  llvm::Value* workspace_ = nullptr;
+};
+
+}  // namespace
+
+absl::StatusOr<BuiltModule> BuildModule(llvm::LLVMContext& context,
+                                        const lower::LoweredModule& lowered,
+                                        const CodegenOptions& options) {
+  return Builder(context, lowered, options).Build();
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,30 @@
+// Building the LLVM module of a lowered model: one internal function per kernel PrimFunc, the
+// exported entry `<prefix>_run` that runs main's kernel calls in order on a caller-provided
+// workspace (main's values at planned offsets, then one scratch area the kernels share for
+// their own Allocates), the weights as aligned constant data, and the signature queries of
+// engine/runtime/kiln_runtime.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "engine/codegen/llvm/codegen.h"
+#include "engine/lower/lower_module.h"
+#include "llvm/IR/Module.h"
+
+namespace kiln::codegen {
+
+struct BuiltModule {
+  std::unique_ptr<llvm::Module> module;
+  int64_t workspace_bytes = 0;
+};
+
+// `module` settings (triple, data layout) are the caller's; this fills in the functions. An
+// unsupported construct is an Unimplemented error naming the kernel; a module without main is
+// FailedPrecondition.
+absl::StatusOr<BuiltModule> BuildModule(llvm::LLVMContext& context,
+                                        const lower::LoweredModule& lowered,
+                                        const CodegenOptions& options);
+
+}  // namespace kiln::codegen

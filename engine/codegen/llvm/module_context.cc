@@ -1,0 +1,86 @@
+// ModuleContext: dtype -> LLVM type mapping and runtime declarations.
+#include "engine/codegen/llvm/module_context.h"
+
+#include "absl/strings/str_cat.h"
+#include "engine/support/check.h"
+#include "llvm/IR/DerivedTypes.h"
+
+namespace kiln::codegen {
+namespace {
+
+llvm::Type* ScalarType(llvm::LLVMContext& context, DataType dtype, bool storage) {
+  switch (dtype) {
+    case DataType::kFloat16: return storage ? llvm::Type::getHalfTy(context) : llvm::Type::getFloatTy(context);
+    case DataType::kBFloat16: return storage ? llvm::Type::getInt16Ty(context) : llvm::Type::getFloatTy(context);
+    case DataType::kFloat32: return llvm::Type::getFloatTy(context);
+    case DataType::kFloat64: return llvm::Type::getDoubleTy(context);
+    case DataType::kInt8:
+    case DataType::kUInt8: return llvm::Type::getInt8Ty(context);
+    case DataType::kInt16:
+    case DataType::kUInt16: return llvm::Type::getInt16Ty(context);
+    case DataType::kInt32:
+    case DataType::kUInt32: return llvm::Type::getInt32Ty(context);
+    case DataType::kInt64:
+    case DataType::kUInt64: return llvm::Type::getInt64Ty(context);
+    case DataType::kBool: return storage ? llvm::Type::getInt8Ty(context) : llvm::Type::getInt1Ty(context);
+  }
+  KILN_UNREACHABLE() << "dtype";
+  return nullptr;
+}
+
+llvm::Type* WithLanes(llvm::Type* scalar, int lanes) {
+  return lanes > 1 ? llvm::FixedVectorType::get(scalar, lanes) : scalar;
+}
+
+}  // namespace
+
+llvm::Type* ModuleContext::ComputeType(DataType dtype, int lanes) {
+  return WithLanes(ScalarType(context(), dtype, /*storage=*/false), lanes);
+}
+
+llvm::Type* ModuleContext::StorageType(DataType dtype, int lanes) {
+  return WithLanes(ScalarType(context(), dtype, /*storage=*/true), lanes);
+}
+
+llvm::FunctionCallee ModuleContext::ParallelFor() {
+  auto* i64 = llvm::Type::getInt64Ty(context());
+  auto* ptr = llvm::PointerType::getUnqual(context());
+  return module.getOrInsertFunction(
+      "kiln_rt_parallel_for",
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context()), {i64, ptr, ptr}, false));
+}
+
+llvm::FunctionCallee ModuleContext::IntPow() {
+  auto* i64 = llvm::Type::getInt64Ty(context());
+  return module.getOrInsertFunction("kiln_rt_ipow", llvm::FunctionType::get(i64, {i64, i64}, false));
+}
+
+llvm::FunctionCallee ModuleContext::Alloc() {
+  auto* ptr = llvm::PointerType::getUnqual(context());
+  return module.getOrInsertFunction(
+      "kiln_rt_alloc", llvm::FunctionType::get(ptr, {llvm::Type::getInt64Ty(context())}, false));
+}
+
+llvm::FunctionCallee ModuleContext::Free() {
+  auto* ptr = llvm::PointerType::getUnqual(context());
+  return module.getOrInsertFunction(
+      "kiln_rt_free", llvm::FunctionType::get(llvm::Type::getVoidTy(context()), {ptr}, false));
+}
+
+llvm::FunctionCallee ModuleContext::MathFunction(const std::string& name, llvm::Type* type,
+                                                 int arity) {
+  std::vector<llvm::Type*> params(arity, type);
+  llvm::FunctionCallee callee =
+      module.getOrInsertFunction(name, llvm::FunctionType::get(type, params, false));
+  if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    function->setDoesNotThrow();
+    function->setWillReturn();
+  }
+  return callee;
+}
+
+std::string ModuleContext::OutlinedName(const std::string& parent) {
+  return absl::StrCat(parent, "_parallel_", outlined++);
+}
+
+}  // namespace kiln::codegen

@@ -1,0 +1,84 @@
+/* kiln_runtime.h: the C ABI of code Kiln compiles, and of libkiln_rt, the small runtime that
+ * code links against (a thread pool for parallel loops, aligned allocation, a few helpers).
+ *
+ * A compiled model is an object file exporting, for its symbol prefix P (the header artifact
+ * declares them):
+ *
+ *   int32_t P_run(void* const* inputs, void* const* outputs, void* workspace);
+ *   int64_t P_workspace_size(void);
+ *   int32_t P_num_inputs(void);
+ *   int32_t P_num_outputs(void);
+ *   const kiln_tensor_info* P_input_info(int32_t index);   (NULL when out of range)
+ *   const kiln_tensor_info* P_output_info(int32_t index);
+ *
+ * Every pointer passed to P_run (each input, each output, the workspace) must be aligned to
+ * KILN_ALIGNMENT bytes (aligned_alloc(64, ...)) and hold the bytes its info names; P_run returns
+ * KILN_OK or a KILN_ERROR_* code and never reads a misaligned or null buffer. The workspace holds
+ * P_workspace_size() bytes, known when the model was compiled (a static memory plan); one
+ * workspace per concurrent call.
+ *
+ * Dynamic shapes (a later model kind) keep this ABI: a dimension unknown at compile time is -1 in
+ * kiln_tensor_info.shape, such a model exports P_run_dynamic instead of P_run, and asks
+ * kiln_rt_alloc for buffers whose sizes it learns at run time. Static models never call it for
+ * their values, so their ABI does not change. */
+#ifndef KILN_RUNTIME_H_
+#define KILN_RUNTIME_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_ALIGNMENT 64
+
+enum kiln_status {
+  KILN_OK = 0,
+  KILN_ERROR_NULL_BUFFER = 1,       /* an input, output or the workspace is NULL */
+  KILN_ERROR_MISALIGNED_BUFFER = 2, /* one is not KILN_ALIGNMENT-aligned */
+  KILN_ERROR_OUT_OF_MEMORY = 3,     /* kiln_rt_alloc failed */
+};
+
+/* Element types, in the order of Kiln's DataType. */
+enum kiln_dtype {
+  KILN_FLOAT16 = 0, KILN_BFLOAT16 = 1, KILN_FLOAT32 = 2, KILN_FLOAT64 = 3,
+  KILN_INT8 = 4, KILN_INT16 = 5, KILN_INT32 = 6, KILN_INT64 = 7,
+  KILN_UINT8 = 8, KILN_UINT16 = 9, KILN_UINT32 = 10, KILN_UINT64 = 11,
+  KILN_BOOL = 12, /* one byte per element; nonzero reads as true */
+};
+
+typedef struct kiln_tensor_info {
+  const char* name;     /* the ONNX graph input or output name */
+  int32_t dtype;        /* a kiln_dtype */
+  int32_t ndim;
+  const int64_t* shape; /* ndim dimensions (-1: known only at run time, dynamic models) */
+  int64_t bytes;        /* the buffer's size (-1 for dynamic models) */
+} kiln_tensor_info;
+
+/* The body of a parallel loop: runs iterations [begin, end) with the captured `closure`. */
+typedef void (*kiln_parallel_body)(int64_t begin, int64_t end, void* closure);
+
+/* Runs body over [0, extent) in static chunks, one per thread, and returns when all are done.
+ * Called from inside a parallel body, or while another thread holds the pool, it runs the whole
+ * range on the calling thread. */
+void kiln_rt_parallel_for(int64_t extent, kiln_parallel_body body, void* closure);
+
+/* Threads parallel loops use (the calling thread included). Default: the KILN_NUM_THREADS
+ * environment variable when set to a positive number, otherwise the online CPU count. */
+void kiln_rt_set_num_threads(int32_t threads);
+int32_t kiln_rt_num_threads(void);
+
+/* KILN_ALIGNMENT-aligned memory (NULL on failure), released by kiln_rt_free. */
+void* kiln_rt_alloc(int64_t bytes);
+void kiln_rt_free(void* pointer);
+
+/* base ** exponent with integer wrap-around; a negative exponent gives 0 except for bases 1 and
+ * -1 (the loop IR's integer pow). */
+int64_t kiln_rt_ipow(int64_t base, int64_t exponent);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_RUNTIME_H_ */

@@ -1,0 +1,185 @@
+/* libkiln_rt's thread pool: kiln_rt_parallel_for runs a parallel loop's outlined body in static
+ * chunks, chunk 0 on the calling thread and chunk c on worker c. Workers spin briefly on the
+ * job generation before sleeping on a condition variable, because kernels call parallel_for
+ * back to back (tens of times per model run) and a wakeup costs more than a short spin. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "engine/runtime/kiln_runtime.h"
+
+enum { kSpinIterations = 20000 };
+
+typedef struct pool {
+  int threads; /* including the caller */
+  pthread_t* workers;
+  pthread_mutex_t mutex;
+  pthread_cond_t work_ready;
+  pthread_cond_t work_done;
+  atomic_uint_fast64_t generation; /* bumped for each job, and to stop */
+  atomic_int pending;              /* worker chunks of the current job not yet finished */
+  int stopping;
+  /* The current job. */
+  kiln_parallel_body body;
+  void* closure;
+  int64_t extent;
+  int chunks;
+} pool;
+
+typedef struct worker_arg {
+  pool* p;
+  int index; /* 1-based: chunk `index` */
+} worker_arg;
+
+static pthread_mutex_t g_pool_owner = PTHREAD_MUTEX_INITIALIZER; /* held by the caller using it */
+static pool* g_pool;
+static atomic_int g_requested_threads;
+static _Thread_local int t_in_parallel;
+
+static void chunk_bounds(int64_t extent, int chunks, int c, int64_t* begin, int64_t* end) {
+  int64_t base = extent / chunks, extra = extent % chunks;
+  *begin = base * c + (c < extra ? c : extra);
+  *end = *begin + base + (c < extra ? 1 : 0);
+}
+
+static void* worker_main(void* raw) {
+  worker_arg arg = *(worker_arg*)raw;
+  free(raw);
+  pool* p = arg.p;
+  t_in_parallel = 1;
+  uint_fast64_t seen = 0;
+  for (;;) {
+    uint_fast64_t now = atomic_load_explicit(&p->generation, memory_order_acquire);
+    for (int spin = 0; now == seen && spin < kSpinIterations; ++spin) {
+      now = atomic_load_explicit(&p->generation, memory_order_acquire);
+    }
+    if (now == seen) {
+      pthread_mutex_lock(&p->mutex);
+      while ((now = atomic_load_explicit(&p->generation, memory_order_acquire)) == seen) {
+        pthread_cond_wait(&p->work_ready, &p->mutex);
+      }
+      pthread_mutex_unlock(&p->mutex);
+    }
+    seen = now;
+    if (p->stopping) return NULL;
+    if (arg.index < p->chunks) {
+      int64_t begin, end;
+      chunk_bounds(p->extent, p->chunks, arg.index, &begin, &end);
+      if (begin < end) p->body(begin, end, p->closure);
+    }
+    if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
+      pthread_mutex_lock(&p->mutex);
+      pthread_cond_signal(&p->work_done);
+      pthread_mutex_unlock(&p->mutex);
+    }
+  }
+}
+
+static int default_threads(void) {
+  const char* env = getenv("KILN_NUM_THREADS");
+  if (env != NULL) {
+    long n = strtol(env, NULL, 10);
+    if (n > 0 && n <= 1024) return (int)n;
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return cpus > 0 ? (int)(cpus > 1024 ? 1024 : cpus) : 1;
+}
+
+static void stop_pool(pool* p) {
+  pthread_mutex_lock(&p->mutex);
+  p->stopping = 1;
+  atomic_store_explicit(&p->pending, p->threads - 1, memory_order_release);
+  atomic_fetch_add_explicit(&p->generation, 1, memory_order_acq_rel);
+  pthread_cond_broadcast(&p->work_ready);
+  pthread_mutex_unlock(&p->mutex);
+  for (int i = 0; i < p->threads - 1; ++i) pthread_join(p->workers[i], NULL);
+  pthread_cond_destroy(&p->work_ready);
+  pthread_cond_destroy(&p->work_done);
+  pthread_mutex_destroy(&p->mutex);
+  free(p->workers);
+  free(p);
+}
+
+/* Called with g_pool_owner held. NULL when threads cannot be started (run serially then). */
+static pool* start_pool(int threads) {
+  pool* p = calloc(1, sizeof(pool));
+  if (p == NULL) return NULL;
+  p->threads = threads;
+  p->workers = calloc((size_t)threads, sizeof(pthread_t));
+  pthread_mutex_init(&p->mutex, NULL);
+  pthread_cond_init(&p->work_ready, NULL);
+  pthread_cond_init(&p->work_done, NULL);
+  atomic_init(&p->generation, 0);
+  atomic_init(&p->pending, 0);
+  int started = 0;
+  for (int i = 1; i < threads && p->workers != NULL; ++i, ++started) {
+    worker_arg* arg = malloc(sizeof(worker_arg));
+    if (arg == NULL) break;
+    arg->p = p;
+    arg->index = i;
+    if (pthread_create(&p->workers[i - 1], NULL, worker_main, arg) != 0) {
+      free(arg);
+      break;
+    }
+  }
+  p->threads = started + 1;
+  return p;
+}
+
+void kiln_rt_set_num_threads(int32_t threads) {
+  atomic_store(&g_requested_threads, threads > 0 ? (threads > 1024 ? 1024 : threads) : 0);
+}
+
+int32_t kiln_rt_num_threads(void) {
+  int requested = atomic_load(&g_requested_threads);
+  return requested > 0 ? requested : default_threads();
+}
+
+void kiln_rt_parallel_for(int64_t extent, kiln_parallel_body body, void* closure) {
+  if (extent <= 0) return;
+  int threads = kiln_rt_num_threads();
+  if (t_in_parallel || extent == 1 || threads == 1 || pthread_mutex_trylock(&g_pool_owner) != 0) {
+    body(0, extent, closure);
+    return;
+  }
+  if (g_pool != NULL && g_pool->threads != threads) {
+    stop_pool(g_pool);
+    g_pool = NULL;
+  }
+  if (g_pool == NULL) g_pool = start_pool(threads);
+  pool* p = g_pool;
+  if (p == NULL || p->threads == 1) {
+    pthread_mutex_unlock(&g_pool_owner);
+    body(0, extent, closure);
+    return;
+  }
+  p->body = body;
+  p->closure = closure;
+  p->extent = extent;
+  p->chunks = extent < p->threads ? (int)extent : p->threads;
+  atomic_store_explicit(&p->pending, p->threads - 1, memory_order_release);
+  pthread_mutex_lock(&p->mutex);
+  atomic_fetch_add_explicit(&p->generation, 1, memory_order_acq_rel);
+  pthread_cond_broadcast(&p->work_ready);
+  pthread_mutex_unlock(&p->mutex);
+
+  t_in_parallel = 1;
+  int64_t begin, end;
+  chunk_bounds(extent, p->chunks, 0, &begin, &end);
+  body(begin, end, closure);
+  t_in_parallel = 0;
+
+  for (int spin = 0; spin < kSpinIterations; ++spin) {
+    if (atomic_load_explicit(&p->pending, memory_order_acquire) == 0) break;
+  }
+  if (atomic_load_explicit(&p->pending, memory_order_acquire) != 0) {
+    pthread_mutex_lock(&p->mutex);
+    while (atomic_load_explicit(&p->pending, memory_order_acquire) != 0) {
+      pthread_cond_wait(&p->work_done, &p->mutex);
+    }
+    pthread_mutex_unlock(&p->mutex);
+  }
+  pthread_mutex_unlock(&g_pool_owner);
+}

@@ -1,0 +1,276 @@
+// Native code through the driver, as tools and the service get it: results against values
+// computed by hand and against the interpreter (Kiln's reference semantics), the entry's checks
+// of caller buffers, byte-identical objects, cross-compilation checked by disassembly, and the
+// object and header linked into a C program with the system compiler and libkiln_rt.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "engine/driver/driver.h"
+#include "engine/driver/run_model.h"
+
+namespace kiln::driver {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A 3x3 convolution with zero padding 1 (the vector loads of the padding are guarded), a bias
+// and relu: the shape of a CNN's layers.
+constexpr char kConv[] = R"(
+def @main(%x: Tensor[(1, 2, 8, 32), float32], %w: Tensor[(4, 2, 3, 3), float32],
+          %b: Tensor[(4, 1, 1), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[1, 1]) /* si=conv */;
+  %1 = add(%0, %b) /* si=bias */;
+  nn.relu(%1) /* si=relu */
+}
+)";
+
+CompileResult CompileNative(const char* text, codegen::CodegenOptions codegen = HostCodegenOptions()) {
+  CompileOptions options;
+  options.codegen = std::move(codegen);
+  absl::StatusOr<CompileResult> compiled = CompileGraphText(text, options);
+  KILN_CHECK(compiled.ok()) << compiled.status();
+  return *std::move(compiled);
+}
+
+std::vector<double> Ramp(int64_t n, double scale, double offset) {
+  std::vector<double> values;
+  for (int64_t i = 0; i < n; ++i) values.push_back(offset + scale * static_cast<double>((i * 37) % 23));
+  return values;
+}
+
+TEST(CodegenTest, ConvWithPaddingMatchesHandComputedValues) {
+  // All-ones input and weights: an output element counts the input pixels its 3x3 window
+  // covers, times the 2 channels: 2*4 at corners, 2*6 on edges, 2*9 inside; bias 1 is added.
+  CompileResult compiled = CompileNative(kConv);
+  ModelTensors tensors = MakeModelTensors(compiled);
+  tensors.inputs[0] = loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 2, 8, 32},
+                                                    std::vector<double>(2 * 8 * 32, 1.0));
+  tensors.inputs[1] = loop::HostTensor::FromDoubles(DataType::kFloat32, {4, 2, 3, 3},
+                                                    std::vector<double>(4 * 2 * 9, 1.0));
+  tensors.inputs[2] = loop::HostTensor::FromDoubles(DataType::kFloat32, {4, 1, 1}, {1, 1, 1, 1});
+  std::vector<loop::HostTensor*> inputs = {&tensors.inputs[0], &tensors.inputs[1], &tensors.inputs[2]};
+  ASSERT_TRUE(RunNative(compiled, inputs, {&tensors.outputs[0]}).ok());
+  std::vector<double> out = tensors.outputs[0].ToDoubles();
+  auto at = [&](int c, int y, int x) { return out[(c * 8 + y) * 32 + x]; };
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_EQ(at(c, 0, 0), 9.0);
+    EXPECT_EQ(at(c, 7, 31), 9.0);
+    EXPECT_EQ(at(c, 0, 5), 13.0);
+    EXPECT_EQ(at(c, 4, 0), 13.0);
+    EXPECT_EQ(at(c, 3, 17), 19.0);
+  }
+}
+
+TEST(CodegenTest, ConvMatchesTheInterpreter) {
+  CompileResult compiled = CompileNative(kConv);
+  ModelTensors native = MakeModelTensors(compiled);
+  native.inputs[0] = loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 2, 8, 32}, Ramp(512, 0.25, -2));
+  native.inputs[1] = loop::HostTensor::FromDoubles(DataType::kFloat32, {4, 2, 3, 3}, Ramp(72, -0.125, 1));
+  native.inputs[2] = loop::HostTensor::FromDoubles(DataType::kFloat32, {4, 1, 1}, {0.5, -1, 0, 2});
+  ModelTensors interpreted = MakeModelTensors(compiled);
+  interpreted.inputs = native.inputs;
+  auto pointers = [](std::vector<loop::HostTensor>& tensors) {
+    std::vector<loop::HostTensor*> result;
+    for (auto& t : tensors) result.push_back(&t);
+    return result;
+  };
+  ASSERT_TRUE(RunNative(compiled, pointers(native.inputs), pointers(native.outputs)).ok());
+  ASSERT_TRUE(RunModel(compiled, pointers(interpreted.inputs), pointers(interpreted.outputs)).ok());
+  std::vector<double> a = native.outputs[0].ToDoubles(), b = interpreted.outputs[0].ToDoubles();
+  ASSERT_EQ(a.size(), b.size());
+  int positive = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(a[i], b[i], 1e-5 * (1 + std::abs(b[i]))) << "element " << i;
+    positive += b[i] > 0;
+  }
+  EXPECT_GT(positive, 0);  // relu did not zero everything: the comparison means something
+}
+
+TEST(CodegenTest, IntegerDivisionFollowsTheLoopIRRules) {
+  // Truncating division; by zero gives 0 (no trap); INT_MIN / -1 wraps to INT_MIN.
+  CompileResult compiled = CompileNative(R"(
+def @main(%a: Tensor[(5), int32], %b: Tensor[(5), int32]) {
+  divide(%a, %b)
+}
+)");
+  ModelTensors tensors = MakeModelTensors(compiled);
+  tensors.inputs[0] = loop::HostTensor::FromValues<int32_t>(DataType::kInt32, {5}, {7, -7, 5, INT32_MIN, 9});
+  tensors.inputs[1] = loop::HostTensor::FromValues<int32_t>(DataType::kInt32, {5}, {2, 2, 0, -1, -3});
+  ASSERT_TRUE(RunNative(compiled, {&tensors.inputs[0], &tensors.inputs[1]}, {&tensors.outputs[0]}).ok());
+  EXPECT_THAT(tensors.outputs[0].Values<int32_t>(), ::testing::ElementsAre(3, -3, 0, INT32_MIN, -3));
+}
+
+TEST(CodegenTest, TheEntryRejectsNullAndMisalignedBuffersAndDescribesItsSignature) {
+  CompileResult compiled = CompileNative(kConv);
+  absl::StatusOr<std::unique_ptr<codegen::NativeModel>> model = LoadNative(compiled);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->num_inputs(), 3);
+  EXPECT_EQ((*model)->num_outputs(), 1);
+  // Main's values (the conv result, 4*8*32 floats) plus the kernels' scratch.
+  EXPECT_GE((*model)->workspace_bytes(), 4 * 8 * 32 * 4);
+  alignas(64) static float x[2 * 8 * 32], w[72], b[4], y[4 * 8 * 32];
+  std::vector<char> workspace_storage((*model)->workspace_bytes() + 128);
+  void* workspace = reinterpret_cast<void*>(
+      (reinterpret_cast<uintptr_t>(workspace_storage.data()) + 63) / 64 * 64);
+  void* inputs[] = {x, w, b};
+  void* outputs[] = {y};
+  EXPECT_EQ((*model)->RunRaw(inputs, outputs, workspace), 0);
+  void* null_inputs[] = {x, nullptr, b};
+  EXPECT_EQ((*model)->RunRaw(null_inputs, outputs, workspace), 1);  // KILN_ERROR_NULL_BUFFER
+  void* misaligned_outputs[] = {reinterpret_cast<char*>(y) + 4};
+  EXPECT_EQ((*model)->RunRaw(inputs, misaligned_outputs, workspace), 2);  // MISALIGNED
+  EXPECT_EQ((*model)->RunRaw(inputs, outputs, static_cast<char*>(workspace) + 8), 2);
+}
+
+TEST(CodegenTest, TwoCompilesGiveByteIdenticalObjects) {
+  codegen::CodegenOptions options;
+  options.target.triple = "x86_64-linux-gnu";
+  options.target.cpu = "znver4";
+  options.emit_assembly = true;
+  options.emit_llvm_ir = true;
+  CompileResult first = CompileNative(kConv, options);
+  CompileResult second = CompileNative(kConv, options);
+  EXPECT_EQ(first.native->object, second.native->object);
+  EXPECT_EQ(first.native->assembly, second.native->assembly);
+  EXPECT_EQ(first.native->llvm_ir, second.native->llvm_ir);
+  EXPECT_THAT(first.native->llvm_ir, HasSubstr("@llvm.fmuladd"));
+  EXPECT_THAT(first.native->llvm_ir, HasSubstr("noalias"));
+}
+
+// Writes `bytes` to a fresh file under the test's temporary directory.
+fs::path WriteTemp(const std::string& name, const std::string& bytes) {
+  fs::path dir = fs::path(::testing::TempDir()) / "kiln_codegen_test";
+  fs::create_directories(dir);
+  fs::path path = dir / name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string RunCommand(const std::string& command, int* exit_code) {
+  std::string output;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  KILN_CHECK(pipe != nullptr) << command;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
+  int status = pclose(pipe);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return output;
+}
+
+std::string Disassemble(const CompileResult& compiled, const std::string& name) {
+  fs::path object = WriteTemp(name + ".o", compiled.native->object);
+  int exit_code = 0;
+  std::string text = RunCommand(std::string(KILN_LLVM_OBJDUMP) + " -d " + object.string(), &exit_code);
+  EXPECT_EQ(exit_code, 0) << text;
+  return text;
+}
+
+TEST(CodegenTest, EachTargetGetsItsOwnInstructions) {
+  codegen::CodegenOptions options;
+  options.target.triple = "x86_64-linux-gnu";
+  // x86-64-v2 (SSE4.2): 128-bit vectors only, no FMA.
+  options.target.cpu = "x86-64-v2";
+  std::string v2 = Disassemble(CompileNative(kConv, options), "v2");
+  EXPECT_THAT(v2, HasSubstr("file format elf64-x86-64"));
+  EXPECT_THAT(v2, HasSubstr("%xmm"));
+  EXPECT_THAT(v2, Not(HasSubstr("%ymm")));
+  EXPECT_THAT(v2, Not(HasSubstr("vfmadd")));
+  // skylake-avx512 and znver4: FMA, and the guarded loads of the padding use AVX-512 mask
+  // registers.
+  for (const char* cpu : {"skylake-avx512", "znver4"}) {
+    options.target.cpu = cpu;
+    std::string text = Disassemble(CompileNative(kConv, options), cpu);
+    EXPECT_THAT(text, HasSubstr("vfmadd")) << cpu;
+    EXPECT_THAT(text, HasSubstr("{%k")) << cpu;
+  }
+  // aarch64, cross-compiled: NEON fused multiply-add on 4 floats.
+  options.target = {"aarch64-linux-gnu", "", ""};
+  std::string arm = Disassemble(CompileNative(kConv, options), "aarch64");
+  EXPECT_THAT(arm, HasSubstr("file format elf64-littleaarch64"));
+  EXPECT_THAT(arm, HasSubstr("fmla"));
+}
+
+TEST(CodegenTest, AnUnknownTargetIsAnErrorNamingIt) {
+  codegen::CodegenOptions options;
+  options.target.triple = "sparc-sun-nowhere";
+  options.target.cpu = "not-a-cpu";
+  CompileOptions compile;
+  compile.codegen = options;
+  CompileFailure failure;
+  absl::StatusOr<CompileResult> compiled = CompileGraphText(kConv, compile, &failure);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(failure.stage, CompileStage::kCodegen);
+  options.target = {"x86_64-linux-gnu", "not-a-cpu", ""};
+  compile.codegen = options;
+  compiled = CompileGraphText(kConv, compile, &failure);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(), HasSubstr("not-a-cpu"));
+  // Features: known ones only, and never one that takes away the base ISA (LLVM would abort
+  // the process instead of reporting an error).
+  for (const char* features : {"+no-such-feature", "-sse2", "+soft-float", "avx2"}) {
+    options.target = {"x86_64-linux-gnu", "x86-64-v2", features};
+    compile.codegen = options;
+    compiled = CompileGraphText(kConv, compile, &failure);
+    ASSERT_FALSE(compiled.ok()) << features;
+    EXPECT_EQ(compiled.status().code(), absl::StatusCode::kInvalidArgument) << features;
+  }
+  options.target = {"x86_64-linux-gnu", "x86-64-v2", "+avx2,-avx512f"};
+  compile.codegen = options;
+  EXPECT_TRUE(CompileGraphText(kConv, compile, &failure).ok());
+  options = HostCodegenOptions();
+  options.symbol_prefix = "bad prefix";
+  compile.codegen = options;
+  compiled = CompileGraphText(kConv, compile, &failure);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(), HasSubstr("bad prefix"));
+}
+
+TEST(CodegenTest, TheObjectLinksIntoACProgramWithLibkilnRt) {
+  codegen::CodegenOptions options = HostCodegenOptions();
+  options.symbol_prefix = "conv_model";
+  CompileResult compiled = CompileNative(kConv, options);
+  fs::path object = WriteTemp("conv_model.o", compiled.native->object);
+  fs::path header = WriteTemp("conv_model.h", compiled.native->header);
+  // All-ones input and weights, bias 1: element (0, 0, 0) is 9 (see the hand-computed test).
+  fs::path program = WriteTemp("main.c", R"(
+#include <stdio.h>
+#include <stdlib.h>
+#include "conv_model.h"
+int main(void) {
+  float* x = aligned_alloc(64, 2 * 8 * 32 * 4); float* w = aligned_alloc(64, 72 * 4);
+  float* b = aligned_alloc(64, 64); float* y = aligned_alloc(64, 4 * 8 * 32 * 4);
+  void* workspace = aligned_alloc(64, (CONV_MODEL_WORKSPACE_SIZE + 63) / 64 * 64 + 64);
+  for (int i = 0; i < 512; ++i) x[i] = 1; for (int i = 0; i < 72; ++i) w[i] = 1;
+  for (int i = 0; i < 4; ++i) b[i] = 1;
+  void* inputs[] = {x, w, b}; void* outputs[] = {y};
+  int status = conv_model_run(inputs, outputs, workspace);
+  printf("status %d y0 %g y17 %g inputs %d %s\n", status, y[0], y[3 * 32 + 17],
+         conv_model_num_inputs(), conv_model_input_info(0)->name);
+  return status;
+}
+)");
+  fs::path binary = object.parent_path() / "conv_model_main";
+  int exit_code = 0;
+  std::string build = RunCommand(
+      "cc -std=c11 -O1 -I" + object.parent_path().string() + " -I" KILN_SOURCE_DIR
+      "/engine/runtime " + program.string() + " " + object.string() + " " KILN_RT_LIBRARY
+      " -lm -lpthread -o " + binary.string(), &exit_code);
+  ASSERT_EQ(exit_code, 0) << build;
+  std::string run = RunCommand(binary.string(), &exit_code);
+  EXPECT_EQ(exit_code, 0) << run;
+  EXPECT_THAT(run, HasSubstr("status 0 y0 9 y17 19 inputs 3 x"));
+}
+
+}  // namespace
+}  // namespace kiln::driver
