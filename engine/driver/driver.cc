@@ -1,7 +1,9 @@
 // The stages of a compile, in order, under one PassContext.
 #include "engine/driver/driver.h"
 
+#include <chrono>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "engine/lower/kernel_selector.h"
@@ -80,11 +82,22 @@ int64_t CodegenBytesEstimate(const lower::LoweredModule& lowered) {
   return 3 * weight_bytes + (static_cast<int64_t>(lowered.kernels.size()) + 1) * (int64_t{1} << 20);
 }
 
+// Seconds since `*start`, which moves to now.
+double Lap(std::chrono::steady_clock::time_point* start) {
+  auto now = std::chrono::steady_clock::now();
+  double seconds = std::chrono::duration<double>(now - *start).count();
+  *start = now;
+  return seconds;
+}
+
 absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOptions& options,
                                                 std::shared_ptr<CompileBudget> budget,
-                                                CompileFailure* failure) {
+                                                CompileFailure* failure,
+                                                std::optional<double> import_seconds = {}) {
   RegisteredPasses();
   CompileResult result;
+  if (import_seconds) result.stage_times.push_back({CompileStage::kImport, *import_seconds});
+  auto stage_start = std::chrono::steady_clock::now();
   result.imported = module;
   result.optimized = module;
 
@@ -114,6 +127,7 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
       absl::StatusOr<IRModule> optimized = (**graph_pipeline)(module, context);
       if (!optimized.ok()) return fail(CompileStage::kGraphPasses, optimized.status());
       result.optimized = *optimized;
+      result.stage_times.push_back({CompileStage::kGraphPasses, Lap(&stage_start)});
     }
     if (options.lower) {
       absl::Status cancelled = budget->CheckCancelled("before lowering");
@@ -130,11 +144,13 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
           lower::LowerModule(result.optimized, lower_options);
       if (!lowered.ok()) return fail(CompileStage::kLower, lowered.status());
       result.lowered = std::move(*lowered);
+      result.stage_times.push_back({CompileStage::kLower, Lap(&stage_start)});
       if (loop_pipeline) {
         absl::StatusOr<IRModule> loop_optimized =
             (**loop_pipeline)(result.lowered->module, context);
         if (!loop_optimized.ok()) return fail(CompileStage::kLoopPasses, loop_optimized.status());
         result.lowered->module = *loop_optimized;
+        result.stage_times.push_back({CompileStage::kLoopPasses, Lap(&stage_start)});
       }
       if (options.codegen && options.only_kernels_named_by.empty()) {
         absl::Status cancelled = budget->CheckCancelled("before code generation");
@@ -151,6 +167,7 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
         budget->Release(codegen_bytes);
         if (!native.ok()) return fail(CompileStage::kCodegen, native.status());
         result.native = *std::move(native);
+        result.stage_times.push_back({CompileStage::kCodegen, Lap(&stage_start)});
       }
     }
     result.peak_bytes = budget->peak_bytes();
@@ -175,9 +192,10 @@ absl::StatusOr<CompileResult> CompileOnnx(std::string_view model_bytes,
   std::shared_ptr<CompileBudget> budget = MakeBudget(options);
   OnnxImportOptions import = options.import;
   import.budget = budget.get();
+  auto start = std::chrono::steady_clock::now();
   absl::StatusOr<IRModule> module = ImportOnnxModel(model_bytes, import);
   if (!module.ok()) return Fail(CompileStage::kImport, module.status(), failure);
-  return CompileWithBudget(*module, options, std::move(budget), failure);
+  return CompileWithBudget(*module, options, std::move(budget), failure, Lap(&start));
 }
 
 absl::StatusOr<CompileResult> CompileGraphText(std::string_view text,

@@ -79,6 +79,12 @@ struct CompileResult {
   CompileReport report;
   // The most bytes of tensor data the compile held at once (its budget's peak).
   int64_t peak_bytes = 0;
+  // Wall time of each stage that ran, in order (import is absent for CompileModule).
+  struct StageTime {
+    CompileStage stage;
+    double seconds;
+  };
+  std::vector<StageTime> stage_times;
 };
 
 // A failed compile: which stage failed and why (the status names the node,

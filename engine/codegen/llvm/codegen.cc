@@ -2,6 +2,8 @@
 // request's level, then emit the object (and assembly, LLVM IR text, C header on request).
 #include "engine/codegen/llvm/codegen.h"
 
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
 #include "engine/codegen/llvm/model_header.h"
 #include "engine/codegen/llvm/module_builder.h"
@@ -60,8 +62,10 @@ void ElideWeights(llvm::Module& module, const std::string& prefix) {
 }
 
 absl::StatusOr<std::string> EmitFile(llvm::Module& module, llvm::TargetMachine& machine,
-                                     llvm::CodeGenFileType type) {
+                                     llvm::CodeGenFileType type, size_t expected_bytes) {
   llvm::SmallVector<char, 0> buffer;
+  // Reserved up front: growing a 100 MB buffer by doubling copies it again and again.
+  buffer.reserve(expected_bytes);
   llvm::raw_svector_ostream stream(buffer);
   llvm::legacy::PassManager passes;
   if (machine.addPassesToEmitFile(passes, stream, nullptr, type)) {
@@ -92,6 +96,11 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
       CreateTargetMachine(*target, options.opt_level);
   if (!machine.ok()) return machine.status();
 
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  Clock::time_point start = Clock::now();
   llvm::LLVMContext context;
   absl::StatusOr<BuiltModule> built = BuildModule(context, lowered, options);
   if (!built.ok()) return built.status();
@@ -104,7 +113,11 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
     return absl::InternalError(
         absl::StrCat("the generated LLVM module is invalid (a Kiln bug): ", problems.substr(0, 2000)));
   }
+  double build_seconds = seconds_since(start);
+  start = Clock::now();
   Optimize(module, **machine, options.opt_level, options.is_cancelled);
+  double optimize_seconds = seconds_since(start);
+  start = Clock::now();
   if (options.is_cancelled && options.is_cancelled()) {
     return absl::CancelledError("code generation was cancelled");
   }
@@ -125,15 +138,21 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
     }
     if (options.emit_assembly) {
       absl::StatusOr<std::string> assembly =
-          EmitFile(*copy, **machine, llvm::CodeGenFileType::AssemblyFile);
+          EmitFile(*copy, **machine, llvm::CodeGenFileType::AssemblyFile, 1 << 20);
       if (!assembly.ok()) return assembly.status();
       native.assembly = *std::move(assembly);
     }
   }
-  absl::StatusOr<std::string> object = EmitFile(module, **machine, llvm::CodeGenFileType::ObjectFile);
+  size_t weight_bytes = 0;
+  for (const auto& [buffer, data] : lowered.constants) weight_bytes += data->bytes.size();
+  absl::StatusOr<std::string> object = EmitFile(module, **machine, llvm::CodeGenFileType::ObjectFile,
+                                                weight_bytes + (size_t{1} << 20));
   if (!object.ok()) return object.status();
   native.object = *std::move(object);
   native.header = ModelHeader(lowered, options.symbol_prefix, native.workspace_bytes);
+  native.build_seconds = build_seconds;
+  native.optimize_seconds = optimize_seconds;
+  native.emit_seconds = seconds_since(start);
   return native;
 }
 

@@ -60,6 +60,11 @@ struct NativeModule {
   std::string header;    // the C header declaring the model's entry points
   // Bytes the caller provides as `workspace` (values between kernels and kernel scratch).
   int64_t workspace_bytes = 0;
+  // Where code generation spent its time, in seconds: building the LLVM module from loop IR,
+  // LLVM's optimization pipeline, machine code (and the texts asked for).
+  double build_seconds = 0;
+  double optimize_seconds = 0;
+  double emit_seconds = 0;
 };
 
 // The target `options` name, with host defaults filled in; an unknown triple or CPU is an

@@ -220,7 +220,7 @@ class Builder {
   llvm::Constant* WeightGlobal(size_t index) {
     const TensorData& data = lowered_.constants[index].second;
     llvm::LLVMContext& context = context_.context();
-    std::string bytes = data->bytes.empty() ? std::string(1, '\0') : data->bytes;
+    llvm::StringRef bytes = data->bytes.empty() ? llvm::StringRef("\0", 1) : llvm::StringRef(data->bytes);
     llvm::Constant* init = llvm::ConstantDataArray::getString(context, bytes, /*AddNull=*/false);
     auto* global = new llvm::GlobalVariable(
         *module_, init->getType(), /*isConstant=*/true, llvm::GlobalValue::InternalLinkage, init,

@@ -1,0 +1,27 @@
+// ONNX Runtime's latency on a model for bench/native_bench.cc: one intra-op thread, the input
+// native_bench uses (x[i] = ((i * 7) % 255) / 255 - 0.5), one warm-up run, then the median of
+// RUNS runs in milliseconds on stdout. Usage: node ort_latency.js MODEL.onnx RUNS
+const ort = require('onnxruntime-node');
+
+async function main() {
+  const [model, runsArg] = process.argv.slice(2);
+  const runs = parseInt(runsArg || '20', 10);
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential',
+    graphOptimizationLevel: 'all'});
+  const name = session.inputNames[0];
+  const dims = [1, 3, 224, 224];
+  const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
+  for (let i = 0; i < data.length; ++i) data[i] = ((i * 7) % 255) / 255 - 0.5;
+  const feeds = {[name]: new ort.Tensor('float32', data, dims)};
+  await session.run(feeds);
+  const times = [];
+  for (let i = 0; i < runs; ++i) {
+    const start = process.hrtime.bigint();
+    await session.run(feeds);
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  console.log(times[Math.floor(times.length / 2)].toFixed(3));
+}
+main().catch((e) => { console.error(e); process.exit(1); });
