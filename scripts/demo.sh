@@ -2,8 +2,10 @@
 # Kiln demo: bootstraps, builds, starts kilnd on a free loopback port, and uses it as a client
 # would: health, a compile of a bundled example ONNX model (artifacts with digests), the pass
 # trace (every pass, the IR diff of each that changed the model, every node's ONNX layer), the
-# schedule record of the first kernel, the same trace from the Python client, and the
-# Prometheus pass-timing metrics. Then it stops the server with SIGTERM.
+# schedule record of the first kernel, native code (an object and a C header from kilnd, linked
+# into examples/run_model.c with the system compiler and libkiln_rt, run beside the
+# interpreter), the same trace from the Python client, and the Prometheus pass-timing metrics.
+# Then it stops the server with SIGTERM.
 #
 # Environment: KILN_BUILD_DIR (default build/), KILN_JOBS (default 2).
 set -euo pipefail
@@ -17,7 +19,7 @@ PYTHON=/usr/bin/python3
 
 bash "$ROOT/scripts/bootstrap.sh"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" -j"$JOBS" --target kilnd kiln kiln_client_python
+cmake --build "$BUILD" -j"$JOBS" --target kilnd kiln kiln_client_python kiln-run kiln_rt_dist
 
 KILN="$BUILD/clients/cli/kiln"
 DEMO="$BUILD/demo"
@@ -54,6 +56,19 @@ echo "== kiln compile: the artifacts, each with its SHA-256 (equal requests give
 "$KILN" compile "$MODEL" "${SHAPE[@]}" --out="$DEMO/artifacts"
 echo "-- the first kernel of model.loop.py (every statement names its ONNX layers: # si=...)"
 sed -n '1,14p' "$DEMO/artifacts/model.loop.py"
+
+echo
+echo "== native code: kilnd compiles the model to an object and a C header for this machine"
+"$KILN" compile "$MODEL" "${SHAPE[@]}" --artifacts=object,header --out="$DEMO/native"
+sed -n '/NUM_INPUTS/,/kiln_model_run/p' "$DEMO/native/kiln_model.h"
+echo "-- linked into examples/run_model.c (ten lines) with cc and libkiln_rt, and run:"
+cc -std=c11 -O2 -I"$DEMO/native" -Iengine/runtime examples/run_model.c "$DEMO/native/kiln_model.o" \
+  "$BUILD/engine/libkiln_rt_dist.a" -lm -lpthread -o "$DEMO/run_model"
+echo "native:      $("$DEMO/run_model")"
+"$PYTHON" -c "import numpy as np; np.save('$DEMO/input.npy', ((np.arange(3*16*16) % 17) / np.float32(17) - np.float32(0.5)).astype(np.float32).reshape(1, 3, 16, 16))"
+"$BUILD/tools/kiln-run/kiln-run" "$MODEL" --input_shape=input=1x3x16x16 --input="$DEMO/input.npy" \
+  --backend=interp --output_dir="$DEMO/interp" >/dev/null
+echo "interpreter: $("$PYTHON" -c "import numpy as np; print(' '.join('%.6f' % v for v in np.load('$DEMO/interp/out.npy').ravel()))")"
 
 echo
 echo "== kiln trace: every pass as it finishes, with the IR diff of each pass that changed the model"

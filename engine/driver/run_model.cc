@@ -2,13 +2,23 @@
 #include "engine/driver/run_model.h"
 
 #include "absl/strings/str_cat.h"
+#include "engine/loop/prim_func.h"
 #include "engine/lower/run_lowered_module.h"
 
 namespace kiln::driver {
 
 ModelTensors MakeModelTensors(const CompileResult& compiled) {
   if (!compiled.lowered) return {};
-  return {lower::MakeInputTensors(*compiled.lowered), lower::MakeOutputTensors(*compiled.lowered)};
+  const lower::LoweredModule& lowered = *compiled.lowered;
+  ModelTensors tensors{lower::MakeInputTensors(lowered), lower::MakeOutputTensors(lowered), {}, {}};
+  BaseFunc main = lowered.module->Lookup("main");
+  if (const auto* func = main.as<loop::PrimFuncNode>()) {
+    for (int i = 0; i < lowered.num_inputs + lowered.num_outputs; ++i) {
+      const std::string& name = func->param_buffer(static_cast<size_t>(i))->name;
+      (i < lowered.num_inputs ? tensors.input_names : tensors.output_names).push_back(name);
+    }
+  }
+  return tensors;
 }
 
 absl::Status RunModel(const CompileResult& compiled, const std::vector<loop::HostTensor*>& inputs,

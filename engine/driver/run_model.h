@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,9 @@ namespace kiln::driver {
 struct ModelTensors {
   std::vector<loop::HostTensor> inputs;
   std::vector<loop::HostTensor> outputs;
+  // The graph's names for them (main's parameter buffers).
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
 };
 ModelTensors MakeModelTensors(const CompileResult& compiled);
 

@@ -27,8 +27,12 @@ config.substitutions.append(
     (r"(?<![\w./-])kiln-conformance(?![\w.-])", config.kiln_conformance_path)
 )
 
+config.substitutions.append((r"(?<![\w./-])kiln-run(?![\w.-])", config.kiln_run_path))
+
 # Debian's interpreter, which sees python3-onnx (tests build their .onnx inputs with it).
 config.substitutions.append(("%python", "/usr/bin/python3"))
+# The ONNX backend test data (libonnx-testdata).
+config.substitutions.append(("%onnx_data", "/usr/share/libonnx-testdata/data"))
 
 # FileCheck, not, count and split-file come from llvm-19-tools.
 config.environment["PATH"] = os.pathsep.join(

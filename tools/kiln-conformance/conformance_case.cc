@@ -2,9 +2,7 @@
 #include "tools/kiln-conformance/conformance_case.h"
 
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <onnx/onnx_pb.h>
 
@@ -12,10 +10,10 @@
 #include "absl/strings/str_join.h"
 #include "engine/driver/driver.h"
 #include "engine/driver/run_model.h"
-#include "engine/frontend/onnx/convert_context.h"
 #include "engine/loop/host_tensor.h"
 #include "engine/loop/interpreter.h"
 #include "engine/support/status_macros.h"
+#include "tools/common/tensor_files.h"
 
 namespace kiln::conformance {
 
@@ -56,27 +54,6 @@ std::string FirstLine(const absl::Status& status) {
   return message.substr(0, message.find('\n'));
 }
 
-absl::StatusOr<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-absl::StatusOr<loop::HostTensor> ReadTensor(const fs::path& path) {
-  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes)) {
-    return absl::InvalidArgumentError(absl::StrCat(path.filename().string(),
-                                                   " is not a TensorProto (sequences and "
-                                                   "optionals are not supported)"));
-  }
-  KILN_ASSIGN_OR_RETURN(TensorData data,
-                        onnx_frontend::TensorFromProto(proto, kMaxTensorElements));
-  return loop::HostTensor::FromTensorData(data);
-}
-
 // input_0.pb, input_1.pb, ... (or output_*) in index order.
 absl::StatusOr<std::vector<loop::HostTensor>> ReadTensors(const fs::path& dir,
                                                           const std::string& prefix) {
@@ -84,7 +61,8 @@ absl::StatusOr<std::vector<loop::HostTensor>> ReadTensors(const fs::path& dir,
   for (int i = 0;; ++i) {
     fs::path path = dir / absl::StrCat(prefix, "_", i, ".pb");
     if (!fs::exists(path)) break;
-    KILN_ASSIGN_OR_RETURN(loop::HostTensor tensor, ReadTensor(path));
+    KILN_ASSIGN_OR_RETURN(loop::HostTensor tensor,
+                          tools::ReadTensorFile(path.string(), kMaxTensorElements));
     tensors.push_back(std::move(tensor));
   }
   return tensors;
@@ -128,7 +106,7 @@ std::string Compare(const loop::HostTensor& actual, const loop::HostTensor& expe
 }  // namespace
 
 CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance, driver::Backend backend) {
-  absl::StatusOr<std::string> model = ReadFile(dir / "model.onnx");
+  absl::StatusOr<std::string> model = tools::ReadFileBytes((dir / "model.onnx").string());
   if (!model.ok()) return {Stage::kImportError, FirstLine(model.status())};
   fs::path data_dir = dir / "test_data_set_0";
   absl::StatusOr<std::vector<loop::HostTensor>> inputs = ReadTensors(data_dir, "input");

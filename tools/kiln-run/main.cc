@@ -1,0 +1,202 @@
+// kiln-run: compile a model in-process to native code for this machine and run it (the object
+// loaded with ORC LLJIT, through its C entry point), or with the loop-IR interpreter. Inputs from
+// ONNX TensorProto (.pb) or NumPy (.npy) files, outputs written the same way; --benchmark times
+// repeated runs; --compare-interpreter also interprets the model and prints the largest error
+// per output.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "engine/driver/driver.h"
+#include "engine/driver/run_model.h"
+#include "engine/runtime/kiln_runtime.h"
+#include "tools/common/flags_usage.h"
+#include "tools/common/tensor_files.h"
+
+ABSL_FLAG(std::vector<std::string>, input, {},
+          "input tensor files (.npy or ONNX TensorProto .pb), in the model's input order "
+          "(comma-separated or repeated); without them, deterministic pseudo-random inputs");
+ABSL_FLAG(std::vector<std::string>, input_shape, {},
+          "static shape for an input with symbolic dimensions, NAME=D0xD1x... (repeatable)");
+ABSL_FLAG(std::string, output_dir, "", "write each output to DIR/<name>.<output_format>");
+ABSL_FLAG(std::string, output_format, "npy", "npy or pb");
+ABSL_FLAG(std::string, backend, "native", "native (LLVM, this machine) or interp (the interpreter)");
+ABSL_FLAG(int, threads, 0, "threads of parallel loops (default: KILN_NUM_THREADS or every CPU)");
+ABSL_FLAG(int, benchmark, 0, "after one warm-up run, time N runs and print median and p90");
+ABSL_FLAG(bool, compare_interpreter, false,
+          "also run the interpreter and print the largest absolute and relative error per output");
+ABSL_FLAG(int, opt_level, 3, "graph optimization level 0..3");
+
+namespace {
+
+int Fail(const std::string& message) {
+  std::cerr << "kiln-run: " << message << "\n";
+  return 1;
+}
+
+std::vector<kiln::loop::HostTensor*> Pointers(std::vector<kiln::loop::HostTensor>& tensors) {
+  std::vector<kiln::loop::HostTensor*> pointers;
+  for (auto& t : tensors) pointers.push_back(&t);
+  return pointers;
+}
+
+std::string Describe(const std::string& name, const kiln::loop::HostTensor& tensor) {
+  std::vector<double> values = tensor.ToDoubles();
+  std::string head;
+  for (size_t i = 0; i < values.size() && i < 8; ++i) absl::StrAppend(&head, i ? " " : "", values[i]);
+  if (values.size() > 8) head += " ...";
+  return absl::StrCat(name, ": ", kiln::DataTypeName(tensor.dtype), "[",
+                      absl::StrJoin(tensor.shape, ", "), "] ", head);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  kiln::tools::SetToolUsage(
+      "kiln-run MODEL.onnx|MODEL.kir [--input=a.npy,b.pb] [--benchmark=N] [--threads=N] "
+      "[--compare-interpreter] [--output-dir=DIR]\n"
+      "Compiles MODEL to native code for this machine and runs it (docs/native-code.md).",
+      {__FILE__});
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() != 2) return Fail("expected one model file (.onnx or graph text)");
+  const std::string path = positional[1];
+  kiln::driver::Backend backend;
+  if (!kiln::driver::ParseBackend(absl::GetFlag(FLAGS_backend), &backend)) {
+    return Fail("--backend must be native or interp");
+  }
+  const std::string format = absl::GetFlag(FLAGS_output_format);
+  if (format != "npy" && format != "pb") return Fail("--output-format must be npy or pb");
+
+  absl::StatusOr<std::string> model = kiln::tools::ReadFileBytes(path);
+  if (!model.ok()) return Fail(std::string(model.status().message()));
+  kiln::driver::CompileOptions options;
+  options.opt_level = absl::GetFlag(FLAGS_opt_level);
+  options.source_name = path;
+  options.text_request_limits = false;
+  for (const std::string& spec : absl::GetFlag(FLAGS_input_shape)) {
+    std::vector<std::string> parts = absl::StrSplit(spec, '=');
+    std::vector<int64_t> dims;
+    for (const std::string& d : parts.size() == 2 ? absl::StrSplit(parts[1], 'x') : std::vector<std::string>{}) {
+      int64_t value;
+      if (!absl::SimpleAtoi(d, &value) || value < 0) return Fail("bad --input-shape " + spec);
+      dims.push_back(value);
+    }
+    if (parts.size() != 2 || dims.empty()) return Fail("bad --input-shape " + spec + " (NAME=D0xD1x...)");
+    options.import.input_shapes[parts[0]] = dims;
+  }
+  if (backend == kiln::driver::Backend::kNative) options.codegen = kiln::driver::HostCodegenOptions();
+  bool onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  auto compile_start = std::chrono::steady_clock::now();
+  absl::StatusOr<kiln::driver::CompileResult> compiled =
+      onnx ? kiln::driver::CompileOnnx(*model, options) : kiln::driver::CompileGraphText(*model, options);
+  if (!compiled.ok()) return Fail(std::string(compiled.status().message()));
+  double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start).count();
+  std::cout << "compiled in " << compile_ms << " ms";
+  for (const auto& stage : compiled->stage_times) {
+    std::cout << (&stage == &compiled->stage_times.front() ? " (" : ", ")
+              << kiln::driver::CompileStageName(stage.stage) << " " << stage.seconds * 1e3 << " ms";
+  }
+  std::cout << (compiled->stage_times.empty() ? "" : ")") << "\n";
+
+  kiln::driver::ModelTensors tensors = kiln::driver::MakeModelTensors(*compiled);
+  std::vector<std::string> files = absl::GetFlag(FLAGS_input);
+  if (!files.empty() && files.size() != tensors.inputs.size()) {
+    return Fail(absl::StrCat("the model takes ", tensors.inputs.size(), " inputs; --input names ",
+                             files.size()));
+  }
+  std::mt19937 random(1234);
+  for (size_t i = 0; i < tensors.inputs.size(); ++i) {
+    kiln::loop::HostTensor& input = tensors.inputs[i];
+    if (!files.empty()) {
+      absl::StatusOr<kiln::loop::HostTensor> read = kiln::tools::ReadTensorFile(files[i]);
+      if (!read.ok()) return Fail(std::string(read.status().message()));
+      if (read->dtype != input.dtype || read->shape != input.shape) {
+        return Fail(absl::StrCat(files[i], ": ", kiln::DataTypeName(read->dtype), "[",
+                                 absl::StrJoin(read->shape, ", "), "], but input ",
+                                 tensors.input_names[i], " is ", kiln::DataTypeName(input.dtype),
+                                 "[", absl::StrJoin(input.shape, ", "), "]"));
+      }
+      input = *std::move(read);
+    } else {
+      std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+      std::vector<double> values(static_cast<size_t>(input.NumElements()));
+      for (double& v : values) v = uniform(random);
+      input = kiln::loop::HostTensor::FromDoubles(input.dtype, input.shape, values);
+    }
+  }
+  if (absl::GetFlag(FLAGS_threads) > 0) kiln_rt_set_num_threads(absl::GetFlag(FLAGS_threads));
+
+  std::unique_ptr<kiln::codegen::NativeModel> native;
+  if (backend == kiln::driver::Backend::kNative) {
+    absl::StatusOr<std::unique_ptr<kiln::codegen::NativeModel>> loaded = kiln::driver::LoadNative(*compiled);
+    if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
+    native = *std::move(loaded);
+  }
+  std::vector<kiln::loop::HostTensor*> inputs = Pointers(tensors.inputs);
+  std::vector<kiln::loop::HostTensor*> outputs = Pointers(tensors.outputs);
+  auto run = [&]() -> absl::Status {
+    if (native) return native->Run(inputs, outputs);
+    return kiln::driver::RunModel(*compiled, inputs, outputs);
+  };
+  if (absl::Status status = run(); !status.ok()) return Fail(std::string(status.message()));
+  for (size_t i = 0; i < tensors.outputs.size(); ++i) {
+    std::cout << Describe(tensors.output_names[i], tensors.outputs[i]) << "\n";
+  }
+
+  if (int n = absl::GetFlag(FLAGS_benchmark); n > 0) {
+    std::vector<double> ms;
+    for (int i = 0; i < n; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      if (absl::Status status = run(); !status.ok()) return Fail(std::string(status.message()));
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("benchmark: %d runs, %d threads: median %.3f ms, p90 %.3f ms, min %.3f ms\n", n,
+                kiln_rt_num_threads(), ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)],
+                ms.front());
+  }
+
+  if (absl::GetFlag(FLAGS_compare_interpreter)) {
+    std::vector<kiln::loop::HostTensor> reference = kiln::driver::MakeModelTensors(*compiled).outputs;
+    if (absl::Status status = kiln::driver::RunModel(*compiled, inputs, Pointers(reference)); !status.ok()) {
+      return Fail(absl::StrCat("interpreter: ", status.message()));
+    }
+    for (size_t i = 0; i < reference.size(); ++i) {
+      std::vector<double> a = tensors.outputs[i].ToDoubles(), b = reference[i].ToDoubles();
+      double abs_error = 0, rel_error = 0;
+      for (size_t k = 0; k < a.size(); ++k) {
+        double error = std::abs(a[k] - b[k]);
+        if (std::isnan(a[k]) != std::isnan(b[k])) error = INFINITY;
+        if (std::isnan(a[k]) && std::isnan(b[k])) error = 0;
+        abs_error = std::max(abs_error, error);
+        if (b[k] != 0) rel_error = std::max(rel_error, error / std::abs(b[k]));
+      }
+      std::printf("interpreter vs %s, %s: max abs error %.3g, max rel error %.3g\n",
+                  kiln::driver::BackendName(backend), tensors.output_names[i].c_str(), abs_error, rel_error);
+    }
+  }
+
+  if (const std::string dir = absl::GetFlag(FLAGS_output_dir); !dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(dir, error);
+    for (size_t i = 0; i < tensors.outputs.size(); ++i) {
+      std::string file = absl::StrCat(dir, "/", tensors.output_names[i], ".", format);
+      absl::Status written = kiln::tools::WriteTensorFile(file, tensors.outputs[i], tensors.output_names[i]);
+      if (!written.ok()) return Fail(std::string(written.message()));
+      std::cout << "wrote " << file << "\n";
+    }
+  }
+  return 0;
+}
