@@ -168,6 +168,7 @@ class Job final : public PassObserver {
       out.set_ir_after(PrintEventIr(event.ir_after, event.stage, trace_->format()));
       FillSpanTable(event.ir_after, &out);
     }
+    if (!event.backend_ir_after.empty()) out.set_ir_after(event.backend_ir_after);  // LLVM IR
     if (static_cast<int64_t>(out.ByteSizeLong()) > max_event_bytes_) {
       // One event must fit the buffer the reader drains: the IR goes.
       out.clear_ir_before();

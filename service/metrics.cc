@@ -51,6 +51,7 @@ Metrics::Metrics(const PassRegistry& passes) : registry_(std::make_shared<promet
                           .Name("kiln_pass_duration_seconds")
                           .Help("Wall time of each pass run, by stage and pass")
                           .Register(*registry_);
+  pass_family_ = &pass_family;
   auto add_pass = [&](PassStage stage, const std::string& name) {
     pass_duration_[PassKey(stage, name)] =
         &pass_family.Add({{"stage", PassStageName(stage)}, {"pass", name}}, DurationBuckets());
@@ -118,6 +119,19 @@ Metrics::Metrics(const PassRegistry& passes) : registry_(std::make_shared<promet
 }
 
 void Metrics::ObservePass(PassStage stage, const std::string& pass, double seconds) {
+  if (stage == PassStage::kLlvm) {
+    std::lock_guard<std::mutex> lock(llvm_mutex_);
+    auto it = llvm_pass_duration_.find(pass);
+    if (it == llvm_pass_duration_.end()) {
+      if (llvm_pass_duration_.size() >= kMaxLlvmPasses) return;
+      it = llvm_pass_duration_
+               .emplace(pass, &pass_family_->Add({{"stage", PassStageName(stage)}, {"pass", pass}},
+                                                 DurationBuckets()))
+               .first;
+    }
+    it->second->Observe(seconds);
+    return;
+  }
   auto it = pass_duration_.find(PassKey(stage, pass));
   if (it != pass_duration_.end()) it->second->Observe(seconds);
 }

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -31,8 +32,11 @@ class Metrics {
 
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
-  // Passes not in the registry at startup are not recorded (bounded labels).
+  // Graph and loop passes not in the registry at startup are not recorded (bounded labels);
+  // LLVM's passes get a series when first seen, up to kMaxLlvmPasses names (LLVM's pipelines
+  // are fixed per opt level, so this is never reached in practice).
   void ObservePass(PassStage stage, const std::string& pass, double seconds);
+  static constexpr size_t kMaxLlvmPasses = 512;
   void ObserveRequest(Rpc rpc, grpc::StatusCode code);
   void ObserveCompile(grpc::StatusCode code, double seconds);
   void ObserveRequestBytes(double bytes) { request_bytes_->Observe(bytes); }
@@ -48,6 +52,9 @@ class Metrics {
   std::shared_ptr<prometheus::Registry> registry_;
   // "<stage>/<pass>" -> series; built once, read without locks.
   std::unordered_map<std::string, prometheus::Histogram*> pass_duration_;
+  prometheus::Family<prometheus::Histogram>* pass_family_ = nullptr;
+  std::mutex llvm_mutex_;
+  std::unordered_map<std::string, prometheus::Histogram*> llvm_pass_duration_;  // llvm_mutex_
   std::array<std::array<prometheus::Counter*, kNumStatusCodes>, kNumRpcs> requests_{};
   std::array<prometheus::Histogram*, kNumStatusCodes> compile_duration_{};
   prometheus::Histogram* request_bytes_ = nullptr;

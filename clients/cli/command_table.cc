@@ -47,7 +47,7 @@ const std::vector<FlagSpec>& Flags() {
       // trace
       {"only-changed", "", false, false, "show only the passes that changed the IR"},
       {"pass-filter", "X,Y", true, true, "only passes whose name contains one of these"},
-      {"stages", "graph,loop", true, true, "only these stages (default both)"},
+      {"stages", "graph,loop,llvm", true, true, "only these stages (default all)"},
       // schedule
       {"selector", "S", false, false,
        "the kernel: a call index in the optimized main (3), a fused function name, or an ONNX "

@@ -162,6 +162,9 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
         if (!charged.ok()) return fail(CompileStage::kCodegen, charged);
         codegen::CodegenOptions codegen_options = *options.codegen;
         codegen_options.is_cancelled = [&budget] { return !budget->CheckCancelled("").ok(); };
+        codegen_options.on_pass = [&context](const BackendPassRun& run) {
+          context.ReportBackendPass(run);
+        };
         absl::StatusOr<codegen::NativeModule> native =
             codegen::EmitNative(*result.lowered, codegen_options);
         budget->Release(codegen_bytes);

@@ -10,6 +10,7 @@
 // (pass_context.h) and in docs/passes.md.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -30,6 +31,19 @@ struct PassInvocation {
 
   const PassInfo& info() const { return pass.info(); }
   const std::string& name() const { return pass.info().name; }
+};
+
+// A pass of a backend's own pass manager (LLVM's), reported after it ran. Backends run their
+// passes outside PassContext, so they describe each run instead of handing over an IRModule.
+struct BackendPassRun {
+  PassStage stage = PassStage::kLlvm;
+  std::string name;
+  int depth = 0;
+  double duration_ms = 0;
+  bool changed = false;
+  // The backend's IR after the pass as text (capped by the backend); empty when it has none
+  // to show. Called only by instruments that want it, during the report.
+  std::function<std::string()> ir_after;
 };
 
 class PassInstrument {
@@ -66,6 +80,8 @@ class PassInstrument {
                                           const absl::Status& /*error*/) {
     return absl::OkStatus();
   }
+  // After a backend's pass ran (PassContext::ReportBackendPass).
+  virtual void RunAfterBackendPass(const BackendPassRun& /*run*/) {}
 
  private:
   std::string name_;

@@ -90,6 +90,10 @@ class PassContext {
   // to change them while it is current, use OverrideInstruments.
   void AddInstrument(std::shared_ptr<PassInstrument> instrument);
   const std::vector<std::shared_ptr<PassInstrument>>& instruments() const { return instruments_; }
+  // Tells every instrument about a pass a backend ran (LLVM's passes during code generation).
+  void ReportBackendPass(const BackendPassRun& run) const {
+    for (const auto& instrument : instruments_) instrument->RunAfterBackendPass(run);
+  }
   // The seed's override_instruments: exits the current instruments, installs
   // `instruments`, enters them (each step with the rules above). An exit
   // failure still installs and enters the new ones; the first error returns.

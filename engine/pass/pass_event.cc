@@ -74,6 +74,19 @@ absl::Status ObserverInstrument::RunAfterPass(const IRModule& module, const Pass
   return absl::OkStatus();
 }
 
+void ObserverInstrument::RunAfterBackendPass(const BackendPassRun& run) {
+  PassEvent event;
+  event.kind = PassEvent::Kind::kAfter;
+  event.index = next_index_++;
+  event.stage = run.stage;
+  event.pass = run.name;
+  event.depth = run.depth;
+  event.duration_ms = run.duration_ms;
+  event.changed = run.changed;
+  if (options_.include_ir_after && run.ir_after) event.backend_ir_after = run.ir_after();
+  observer_->OnPassEvent(event);
+}
+
 absl::Status ObserverInstrument::RunAfterPassFailed(const IRModule& module_before,
                                                     const PassInvocation& pass,
                                                     const absl::Status& error) {
@@ -112,6 +125,7 @@ std::string PassEventToJson(const PassEvent& event, bool include_duration) {
   // events, the output for after events.
   const IRModule& ir = event.kind == PassEvent::Kind::kAfter ? event.ir_after : event.ir_before;
   if (ir) json["ir"] = nlohmann::ordered_json::parse(PrintModuleJson(ir, -1));
+  if (!event.backend_ir_after.empty()) json["backend_ir"] = event.backend_ir_after;
   if (event.kind == PassEvent::Kind::kAfter && event.ir_before) {
     json["ir_before"] = nlohmann::ordered_json::parse(PrintModuleJson(event.ir_before, -1));
   }

@@ -38,6 +38,8 @@ struct PassEvent {
   IRModule ir_before;
   IRModule ir_after;
   std::optional<SpanStats> spans;
+  // A backend pass's IR after it, as the backend's text (LLVM IR), when asked for.
+  std::string backend_ir_after;
 };
 const char* PassEventKindName(PassEvent::Kind kind);
 
@@ -70,6 +72,7 @@ class ObserverInstrument final : public PassInstrument {
   absl::Status RunAfterPass(const IRModule& module, const PassInvocation& pass) override;
   absl::Status RunAfterPassFailed(const IRModule& module_before, const PassInvocation& pass,
                                   const absl::Status& error) override;
+  void RunAfterBackendPass(const BackendPassRun& run) override;
 
  private:
   struct Running {

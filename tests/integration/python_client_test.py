@@ -212,7 +212,8 @@ class PythonClientTest(KilndTestCase):
         # ir_after is on by default: some pass's output IR arrives with it.
         self.assertTrue(any(event.ir_after for event in events))
         stages = {event.stage for event in events if event.pass_name}
-        self.assertLessEqual(stages, {"graph", "loop"})
+        self.assertLessEqual(stages, {"graph", "loop", "llvm"})
+        self.assertIn("MachineCode", names)  # LLVM made the object last
 
     def test_trace_stage_filter_only_sends_that_stage(self):
         with self.client() as kiln:

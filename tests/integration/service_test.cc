@@ -173,6 +173,54 @@ TEST(KilndTest, CompileReturnsDigestedDeterministicArtifactsAndTheSignature) {
   EXPECT_EQ(kilnd->Stop(), 0);
 }
 
+TEST(KilndTest, NativeArtifactsForTheHostAndACrossTarget) {
+  auto kilnd = KilndProcess::Start({"--workers=1"});
+  ASSERT_NE(kilnd, nullptr);
+  auto stub = v1::Compiler::NewStub(kilnd->Channel());
+  v1::CompileRequest request = SmallRequest();
+  for (auto kind : {v1::OBJECT, v1::ASSEMBLY, v1::LLVM_IR, v1::HEADER}) request.add_artifacts(kind);
+  v1::CompileResponse host, again;
+  ASSERT_TRUE(stub->Compile(Context().get(), request, &host).ok());
+  ASSERT_EQ(host.artifacts_size(), 4);
+  EXPECT_EQ(host.artifacts(0).name(), "kiln_model.o");
+  EXPECT_EQ(host.artifacts(0).content().substr(0, 4), "\x7f" "ELF");
+  EXPECT_NE(host.artifacts(1).content().find("kiln_model_run:"), std::string::npos);
+  EXPECT_NE(host.artifacts(2).content().find("define"), std::string::npos);
+  EXPECT_NE(host.artifacts(3).content().find("int32_t kiln_model_run("), std::string::npos);
+  // The same request from another client: the same object, byte for byte (from the cache, and
+  // a second kilnd process below compiles it afresh).
+  ASSERT_TRUE(stub->Compile(Context().get(), request, &again).ok());
+  EXPECT_EQ(again.artifacts(0).content(), host.artifacts(0).content());
+  auto other = KilndProcess::Start({"--workers=1"});
+  ASSERT_NE(other, nullptr);
+  v1::CompileResponse fresh;
+  ASSERT_TRUE(v1::Compiler::NewStub(other->Channel())->Compile(Context().get(), request, &fresh).ok());
+  EXPECT_EQ(fresh.compile_id(), host.compile_id());
+  EXPECT_EQ(fresh.artifacts(0).content(), host.artifacts(0).content());
+  EXPECT_EQ(other->Stop(), 0);
+
+  // A cross target gets its own id and an AArch64 object.
+  v1::CompileRequest arm = request;
+  arm.mutable_target()->set_triple("aarch64-linux-gnu");
+  v1::CompileResponse arm_response;
+  ASSERT_TRUE(stub->Compile(Context().get(), arm, &arm_response).ok());
+  EXPECT_NE(arm_response.compile_id(), host.compile_id());
+  EXPECT_NE(arm_response.artifacts(1).content().find("fmla"), std::string::npos);
+  // A target LLVM does not know, or a feature that would take away the base ISA, is the
+  // client's error.
+  v1::CompileRequest bad = request;
+  bad.mutable_target()->set_cpu("no-such-cpu");
+  v1::CompileResponse bad_response;
+  grpc::Status status = stub->Compile(Context().get(), bad, &bad_response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("no-such-cpu"), std::string::npos);
+  bad = request;
+  bad.mutable_target()->set_features("-sse2");
+  status = stub->Compile(Context().get(), bad, &bad_response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_EQ(kilnd->Stop(), 0);
+}
+
 TEST(KilndTest, TracePassStreamsEveryPassWithSpansThenTheSummary) {
   auto kilnd = KilndProcess::Start({"--workers=1"});
   ASSERT_NE(kilnd, nullptr);
@@ -189,7 +237,8 @@ TEST(KilndTest, TracePassStreamsEveryPassWithSpansThenTheSummary) {
   ASSERT_TRUE(reader->Finish().ok());
   ASSERT_GE(events.size(), 10u);
   const std::set<std::string> onnx_names = {"input", "w", "b", "conv", "relu", "residual"};
-  std::set<std::string> stages;
+  std::set<std::string> stages, llvm_passes;
+  bool llvm_ir_seen = false;
   for (size_t i = 0; i + 1 < events.size(); ++i) {
     const v1::PassEvent& e = events[i];
     if (i > 0) {
@@ -198,6 +247,12 @@ TEST(KilndTest, TracePassStreamsEveryPassWithSpansThenTheSummary) {
     EXPECT_FALSE(e.pass_name().empty());
     stages.insert(e.stage());
     EXPECT_FALSE(e.has_summary());
+    if (e.stage() == "llvm") {
+      // LLVM's passes during code generation: their IR is LLVM's text (module passes only).
+      llvm_passes.insert(e.pass_name());
+      llvm_ir_seen |= e.ir_after().find("define ") != std::string::npos;
+      continue;
+    }
     EXPECT_TRUE(nlohmann::json::accept(e.ir_after())) << e.pass_name();
     // Provenance: every call carries a span, every span names a layer of the model.
     EXPECT_EQ(e.calls_with_span(), e.calls()) << e.pass_name();
@@ -207,14 +262,21 @@ TEST(KilndTest, TracePassStreamsEveryPassWithSpansThenTheSummary) {
       }
     }
   }
-  EXPECT_EQ(stages, (std::set<std::string>{"graph", "loop"}));
+  EXPECT_EQ(stages, (std::set<std::string>{"graph", "loop", "llvm"}));
+  EXPECT_EQ(llvm_passes.count("InstCombinePass"), 1u);
+  EXPECT_EQ(llvm_passes.count("MachineCode"), 1u);  // the object, last
+  EXPECT_EQ(events[events.size() - 2].pass_name(), "MachineCode");
+  EXPECT_TRUE(llvm_ir_seen);
   EXPECT_FALSE(events.front().span_table().empty());
   ASSERT_TRUE(events.back().has_summary());
   v1::CompileResponse compiled;
   ASSERT_TRUE(stub->Compile(Context().get(), SmallRequest(), &compiled).ok());
   EXPECT_EQ(events.back().summary().compile_id(), compiled.compile_id());
-  // TracePass left its result in the cache.
-  EXPECT_EQ(MetricValue(Metrics(*kilnd), "kiln_cache_hits_total"), 1);
+  // TracePass left its result in the cache; LLVM's passes have pass histograms too.
+  std::string metrics = Metrics(*kilnd);
+  EXPECT_EQ(MetricValue(metrics, "kiln_cache_hits_total"), 1);
+  EXPECT_EQ(MetricValue(metrics, "kiln_pass_duration_seconds_count{pass=\"MachineCode\",stage=\"llvm\"}"), 1)
+      << metrics;
 
   // Filters: only passes that changed the module, only passes named *Fold*.
   request.set_only_changed(true);

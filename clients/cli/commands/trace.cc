@@ -47,9 +47,9 @@ absl::StatusOr<kiln::v1::TraceRequest> TraceRequestFromFlags(const CommandLine& 
   request.set_format(flags->json ? kiln::v1::JSON : kiln::v1::TEXT);
   for (std::string& name : line.List("pass-filter")) request.add_pass_filter(std::move(name));
   for (std::string& stage : line.List("stages")) {
-    if (stage != "graph" && stage != "loop") {
+    if (stage != "graph" && stage != "loop" && stage != "llvm") {
       return absl::InvalidArgumentError(
-          absl::StrCat("--stages: unknown stage '", stage, "' (known: graph, loop)"));
+          absl::StrCat("--stages: unknown stage '", stage, "' (known: graph, loop, llvm)"));
     }
     request.add_stages(std::move(stage));
   }

@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="IR only for passes that changed the module")
     trace.add_argument("--pass-filter", action="append", default=[], metavar="TEXT",
                        help="only passes whose name contains TEXT")
-    trace.add_argument("--stage", action="append", default=[], choices=["graph", "loop"])
+    trace.add_argument("--stage", action="append", default=[], choices=["graph", "loop", "llvm"])
     trace.add_argument("--format", default="text", choices=["text", "json"],
                        help="IR format with --ir-before/--ir-after")
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/codegen/llvm/model_header.h"
 #include "engine/codegen/llvm/module_builder.h"
+#include "engine/codegen/llvm/pass_events.h"
 #include "engine/codegen/llvm/target.h"
 #include "engine/support/identifier.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
@@ -20,7 +21,8 @@ namespace kiln::codegen {
 namespace {
 
 void Optimize(llvm::Module& module, llvm::TargetMachine& machine, int opt_level,
-              const std::function<bool()>& is_cancelled) {
+              const CodegenOptions& options) {
+  const std::function<bool()>& is_cancelled = options.is_cancelled;
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager cgscc;
@@ -32,6 +34,11 @@ void Optimize(llvm::Module& module, llvm::TargetMachine& machine, int opt_level,
   if (is_cancelled) {
     callbacks.registerShouldRunOptionalPassCallback(
         [&](llvm::StringRef, llvm::Any) { return !is_cancelled(); });
+  }
+  std::optional<LlvmPassReporter> reporter;
+  if (options.on_pass) {
+    reporter.emplace(options.on_pass);
+    reporter->Register(callbacks);
   }
   llvm::PassBuilder builder(&machine, tuning, std::nullopt, &callbacks);
   llvm::TargetLibraryInfoImpl library(llvm::Triple(module.getTargetTriple()));
@@ -115,7 +122,7 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
   }
   double build_seconds = seconds_since(start);
   start = Clock::now();
-  Optimize(module, **machine, options.opt_level, options.is_cancelled);
+  Optimize(module, **machine, options.opt_level, options);
   double optimize_seconds = seconds_since(start);
   start = Clock::now();
   if (options.is_cancelled && options.is_cancelled()) {
@@ -153,6 +160,10 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
   native.build_seconds = build_seconds;
   native.optimize_seconds = optimize_seconds;
   native.emit_seconds = seconds_since(start);
+  if (options.on_pass) {
+    options.on_pass(BackendPassRun{PassStage::kLlvm, "MachineCode", 0, native.emit_seconds * 1e3,
+                                   true, {}});
+  }
   return native;
 }
 

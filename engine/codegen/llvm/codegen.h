@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/lower/lower_module.h"
+#include "engine/pass/instrument.h"
 
 namespace kiln::codegen {
 
@@ -41,6 +42,9 @@ struct CodegenOptions {
   // Polled before every LLVM pass; true skips the remaining optional passes and the compile
   // ends Cancelled. May be empty.
   std::function<bool()> is_cancelled;
+  // Told about every LLVM pass as it finishes (see pass_events.h), then about "MachineCode".
+  // May be empty.
+  std::function<void(const BackendPassRun&)> on_pass;
 };
 
 // The target a compile resolved to: what the object was built for, spelled out so a compile id
