@@ -77,7 +77,9 @@ std::string MetadataJson(const driver::CompileResult& result, const std::string&
                       {"features", native.target.features},
                       {"symbol_prefix", native.symbol_prefix},
                       {"workspace_bytes", native.workspace_bytes},
-                      {"object_bytes", native.object.size()}};
+                      {"object_bytes", native.object.size()},
+                      {"kernel_instructions", native.kernel_instructions},
+                      {"kernel_instructions_with_layers", native.kernel_instructions_with_layers}};
   }
   json["kernels"] = std::move(kernels);
   // Names from a model may be any bytes: invalid UTF-8 is replaced, not thrown.
@@ -114,7 +116,7 @@ void AddArtifacts(const v1::CompileRequest& request, const driver::CompileResult
   std::set<int> wanted(request.artifacts().begin(), request.artifacts().end());
   auto want = [&](v1::ArtifactKind kind) {
     bool native = kind == v1::OBJECT || kind == v1::ASSEMBLY || kind == v1::LLVM_IR ||
-                  kind == v1::HEADER;
+                  kind == v1::HEADER || kind == v1::PROVENANCE_JSON;
     return (wanted.empty() && !native) || wanted.count(kind) > 0;
   };
   // Constants print as meta[...] references without the (large) metadata
@@ -142,6 +144,9 @@ void AddArtifacts(const v1::CompileRequest& request, const driver::CompileResult
     if (want(v1::ASSEMBLY)) AddArtifact(v1::ASSEMBLY, prefix + ".s", native.assembly, response);
     if (want(v1::LLVM_IR)) AddArtifact(v1::LLVM_IR, prefix + ".ll", native.llvm_ir, response);
     if (want(v1::HEADER)) AddArtifact(v1::HEADER, prefix + ".h", native.header, response);
+    if (want(v1::PROVENANCE_JSON)) {
+      AddArtifact(v1::PROVENANCE_JSON, prefix + ".provenance.json", native.provenance_json, response);
+    }
   }
 }
 

@@ -45,7 +45,9 @@ int64_t EstimateBytes(const driver::CompileResult& result, int64_t model_bytes) 
   }
   if (result.native) {
     bytes += static_cast<int64_t>(result.native->object.size() + result.native->assembly.size() +
-                                  result.native->llvm_ir.size() + result.native->header.size());
+                                  result.native->llvm_ir.size() + result.native->header.size() +
+                                  result.native->loop_source.size() +
+                                  result.native->provenance_json.size());
   }
   return bytes;
 }

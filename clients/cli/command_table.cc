@@ -40,8 +40,8 @@ const std::vector<FlagSpec>& Flags() {
       // compile
       {"out", "DIR", false, false, "directory the artifacts are written to (default ./kiln-out)"},
       {"artifacts", "LIST", true, true,
-       "artifacts to return, from graph-text,graph-json,loop-ir,metadata,object,asm,llvm-ir,header "
-       "(default: the first four)"},
+       "artifacts to return, from graph-text,graph-json,loop-ir,metadata,object,asm,llvm-ir,header,"
+       "provenance (default: the first four)"},
       // trace, passes
       {"format", "text|json", false, false, "output format (default text)"},
       // trace

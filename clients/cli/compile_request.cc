@@ -30,6 +30,7 @@ constexpr ArtifactName kArtifactNames[] = {
     {"asm", kiln::v1::ASSEMBLY},
     {"llvm-ir", kiln::v1::LLVM_IR},
     {"header", kiln::v1::HEADER},
+    {"provenance", kiln::v1::PROVENANCE_JSON},
 };
 
 absl::Status ReadModel(const std::string& path, kiln::v1::CompileRequest* request) {
@@ -123,7 +124,7 @@ absl::StatusOr<kiln::v1::CompileRequest> CompileRequestFromFlags(const CommandLi
     if (match == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("--artifacts: unknown artifact '", name,
                                                      "' (known: graph-text, graph-json, loop-ir, "
-                                                     "metadata, object, asm, llvm-ir, header)"));
+                                                     "metadata, object, asm, llvm-ir, header, provenance)"));
     }
     request.add_artifacts(match->kind);
   }

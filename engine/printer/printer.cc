@@ -51,6 +51,16 @@ std::string PrintModule(const IRModule& module, const PrintOptions& options) {
   return Render(module, {}, options);
 }
 
+std::string PrintModuleWithSourceLines(const IRModule& module, const PrintOptions& options,
+                                       std::unordered_map<const Object*, int>* lines) {
+  printer::Doc doc = printer::BuildDoc(module, options);
+  printer::RenderOptions render_options;
+  render_options.source_lines = lines;
+  return options.format == PrintOptions::Format::kScript
+             ? printer::RenderScript(doc, render_options)
+             : printer::RenderRelay(doc, render_options);
+}
+
 std::string PrintExpr(const Expr& expr, const PrintOptions& options) {
   return Render(expr, {}, options);
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/ir/module.h"
@@ -32,6 +33,11 @@ std::string PrintExpr(const Expr& expr, const PrintOptions& options = {});
 std::string PrintType(const Type& type, const PrintOptions& options = {});
 // Any of the above, or a loop-dialect node (null prints as "None").
 std::string PrintNode(const ObjectRef& node, const PrintOptions& options = {});
+
+// A module as script, with the 1-based line each loop statement (and function) starts on:
+// the source text and line table native code's debug info refers to.
+std::string PrintModuleWithSourceLines(const IRModule& module, const PrintOptions& options,
+                                       std::unordered_map<const Object*, int>* lines);
 
 // As above, with a line of `^^^` under the text of each of `nodes` (every place it prints).
 std::string PrintModuleWithUnderlines(const IRModule& module, const std::vector<ObjectRef>& nodes,

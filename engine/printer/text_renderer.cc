@@ -158,6 +158,8 @@ void TextRenderer::RenderExpr(const ExprDoc& expr) {
 
 void TextRenderer::RenderStmt(const StmtDoc& stmt) {
   const size_t begin = out_.size();
+  const bool record_line = options_.source_lines != nullptr && stmt->source;
+  const int line_at_begin = record_line ? LineAt(begin) : 0;
   switch (stmt->kind()) {
     case DocKind::kAssign:
       RenderAssignDoc(static_cast<const AssignDocNode&>(*stmt));
@@ -205,6 +207,34 @@ void TextRenderer::RenderStmt(const StmtDoc& stmt) {
       break;
   }
   if (IsHighlighted(*stmt)) Highlight(begin, out_.size());
+  if (record_line) RecordSourceLine(stmt->source.get(), begin, line_at_begin);
+}
+
+int TextRenderer::LineAt(size_t position) {
+  // Statements start in order, so the count only moves forward.
+  for (; lines_counted_to_ < position; ++lines_counted_to_) {
+    newlines_ += out_[lines_counted_to_] == '\n';
+  }
+  return newlines_ + 1;
+}
+
+void TextRenderer::RecordSourceLine(const Object* source, size_t begin, int line_at_begin) {
+  // Blank lines the statement printed before its text (between functions) move it down, and
+  // so do decorators: a function's line is its `def`, as Python's own line tables have it.
+  int line = line_at_begin;
+  bool in_decorator = false;
+  for (size_t i = begin; i < out_.size(); ++i) {
+    char c = out_[i];
+    if (c == '\n') {
+      ++line;
+      in_decorator = false;
+    } else if (c == '@' && !in_decorator) {
+      in_decorator = true;
+    } else if (c != ' ' && !in_decorator) {
+      break;
+    }
+  }
+  options_.source_lines->emplace(source, line);
 }
 
 void TextRenderer::RenderStmts(const std::vector<StmtDoc>& stmts) {

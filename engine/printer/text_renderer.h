@@ -11,6 +11,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -23,6 +24,10 @@ namespace kiln::printer {
 struct RenderOptions {
   // Docs whose `source` is one of these IR nodes are underlined (`^^^`).
   std::unordered_set<const Object*> highlight_sources;
+  // When set, filled with the 1-based line on which each statement doc with a source starts
+  // printing (its first appearance): how native code's debug info points into printed loop IR.
+  // Not together with highlight_sources (underlines add lines).
+  std::unordered_map<const Object*, int>* source_lines = nullptr;
 };
 
 class TextRenderer {
@@ -80,6 +85,10 @@ class TextRenderer {
            options_.highlight_sources.count(doc.source.get()) != 0;
   }
   void Highlight(size_t begin, size_t end) { highlights_.push_back({begin, end}); }
+  // The 1-based line of out_[position] (positions must not decrease between calls), and the
+  // record in options_.source_lines of where `source`'s statement, begun at `begin`, prints.
+  int LineAt(size_t position);
+  void RecordSourceLine(const Object* source, size_t begin, int line_at_begin);
 
   std::string out_;
   int indent_ = 0;
@@ -90,6 +99,9 @@ class TextRenderer {
 
   const RenderOptions& options_;
   std::vector<TextRange> highlights_;
+  // Newlines in out_[0, lines_counted_to_): RecordSourceLine counts forward from there.
+  size_t lines_counted_to_ = 0;
+  int newlines_ = 0;
 };
 
 }  // namespace kiln::printer

@@ -244,8 +244,8 @@ TEST(KilndHardeningTest, AnEventLargerThanTheEventBufferGoesWithoutItsIr) {
     if (event.ir_omitted()) {
       ++omitted;
       EXPECT_TRUE(event.ir_after().empty());
-    } else {
-      EXPECT_FALSE(event.ir_after().empty());
+    } else if (event.stage() != "llvm") {  // LLVM's function passes are summed, without IR
+      EXPECT_FALSE(event.ir_after().empty()) << event.pass_name();
     }
   }
   EXPECT_TRUE(reader->Finish().ok());

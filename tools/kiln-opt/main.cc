@@ -85,8 +85,10 @@ ABSL_FLAG(std::string, emit, "graph",
           "what to print: graph (the graph module); loop (run the graph pipeline, -O2's when "
           "none is given, lower, run the default loop pipeline, print the loop module as script, or "
           "as JSON with --format=json); or native code generated from that loop module: llvm (the "
-          "optimized LLVM IR), asm (assembly), obj (the ELF object, written to -o), header (the "
-          "C header)");
+          "optimized LLVM IR), asm (assembly, each instruction annotated with its loop-IR line and "
+          "ONNX layers), obj (the ELF object with DWARF lines into the printed loop IR, written "
+          "to -o), header (the C header), provenance (the JSON map asm line -> loop-IR line -> "
+          "ONNX layers)");
 ABSL_FLAG(std::string, mtriple, "", "with --emit=llvm|asm|obj|header: the LLVM target triple "
           "(default: this machine's)");
 ABSL_FLAG(std::string, mcpu, "", "the target CPU, e.g. x86-64-v2, skylake-avx512, znver4");
@@ -361,10 +363,11 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
   const bool json = format == "json";
 
   std::string emit = absl::GetFlag(FLAGS_emit);
-  const bool native = emit == "llvm" || emit == "asm" || emit == "obj" || emit == "header";
+  const bool native = emit == "llvm" || emit == "asm" || emit == "obj" || emit == "header" ||
+                      emit == "provenance";
   if (emit != "graph" && emit != "loop" && !native) {
     return Fail(absl::StrCat("unknown --emit '", emit,
-                             "' (expected graph, loop, llvm, asm, obj or header)"));
+                             "' (expected graph, loop, llvm, asm, obj, header or provenance)"));
   }
   if (emit == "obj" && absl::GetFlag(FLAGS_o).empty()) {
     return Fail("--emit=obj writes a binary object: name the file with -o FILE");
@@ -402,7 +405,7 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
     codegen.target = {absl::GetFlag(FLAGS_mtriple), absl::GetFlag(FLAGS_mcpu),
                       absl::GetFlag(FLAGS_mattr)};
     codegen.opt_level = absl::GetFlag(FLAGS_codegen_opt_level);
-    codegen.emit_assembly = emit == "asm";
+    codegen.emit_assembly = emit == "asm" || emit == "provenance";
     codegen.emit_llvm_ir = emit == "llvm";
     options.codegen = codegen;
   }
@@ -440,7 +443,8 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
     const std::string& out = emit == "obj"    ? code.object
                              : emit == "asm"  ? code.assembly
                              : emit == "llvm" ? code.llvm_ir
-                                              : code.header;
+                             : emit == "provenance" ? code.provenance_json
+                                                    : code.header;
     return WriteOutput(out);
   }
   const kiln::IRModule& module = lowering ? compiled->lowered->module : compiled->optimized;

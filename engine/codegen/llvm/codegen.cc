@@ -2,15 +2,24 @@
 // request's level, then emit the object (and assembly, LLVM IR text, C header on request).
 #include "engine/codegen/llvm/codegen.h"
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
+#include <map>
+#include <set>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "engine/codegen/llvm/model_header.h"
 #include "engine/codegen/llvm/module_builder.h"
 #include "engine/codegen/llvm/pass_events.h"
+#include "engine/codegen/llvm/provenance.h"
+#include "engine/loop/prim_func.h"
+#include "engine/printer/printer.h"
 #include "engine/codegen/llvm/target.h"
 #include "engine/support/identifier.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -56,6 +65,64 @@ void Optimize(llvm::Module& module, llvm::TargetMachine& machine, int opt_level,
                                          ? builder.buildO0DefaultPipeline(level)
                                          : builder.buildPerModuleDefaultPipeline(level);
   pipeline.run(module, modules);
+}
+
+constexpr char kLoopSourceName[] = "model.loop.py";
+
+// The ONNX layers of each printed loop-IR line (its statement's or function's span), and the
+// lines of each kernel.
+LoopLineLayers LayersByLine(const lower::LoweredModule& lowered,
+                            const std::unordered_map<const Object*, int>& lines) {
+  LoopLineLayers out;
+  out.file_name = kLoopSourceName;
+  std::map<int, std::set<std::string>> names;
+  for (const auto& [node, line] : lines) {
+    Span span;
+    if (loop::StmtNode::IsKind(node->kind())) span = static_cast<const loop::StmtNode*>(node)->span;
+    if (node->kind() == ObjectKind::kPrimFunc) span = static_cast<const loop::PrimFuncNode*>(node)->span;
+    for (std::string& name : SpanSourceNames(span)) names[line].insert(std::move(name));
+  }
+  for (auto& [line, set] : names) out.layers[line] = std::vector<std::string>(set.begin(), set.end());
+  std::vector<int> starts;
+  for (const auto& entry : lowered.module->functions) {
+    auto it = lines.find(entry.second.get());
+    if (it != lines.end()) starts.push_back(it->second);
+  }
+  std::sort(starts.begin(), starts.end());
+  for (const lower::LoweredKernel& kernel : lowered.kernels) {
+    auto it = lines.find(lowered.module->Lookup(kernel.name).get());
+    if (it == lines.end()) continue;
+    auto next = std::upper_bound(starts.begin(), starts.end(), it->second);
+    out.kernel_lines.push_back({it->second, next == starts.end() ? INT32_MAX : *next - 1});
+  }
+  return out;
+}
+
+// LLVM gives line 0 to instructions it merges or hoists out of their statement (LICM, CSE,
+// SimplifyCFG): they belong to no one line. They do belong to their function, though (a kernel,
+// or a parallel loop outlined from one), so they get the function's line, whose span is every
+// layer the function computes; an inlined instruction keeps its scope and inlinedAt.
+void AttributeLineZeroToFunction(llvm::Module& module) {
+  for (llvm::Function& function : module) {
+    llvm::DISubprogram* subprogram = function.getSubprogram();
+    if (subprogram == nullptr) continue;
+    for (llvm::BasicBlock& block : function) {
+      for (llvm::Instruction& instruction : block) {
+        const llvm::DebugLoc& location = instruction.getDebugLoc();
+        if (!location) {  // made by a pass without one
+          instruction.setDebugLoc(
+              llvm::DILocation::get(module.getContext(), subprogram->getLine(), 0, subprogram));
+          continue;
+        }
+        if (location.getLine() != 0) continue;
+        llvm::DISubprogram* owner = location->getScope()->getSubprogram();
+        if (owner == nullptr) continue;
+        instruction.setDebugLoc(llvm::DILocation::get(module.getContext(), owner->getLine(), 0,
+                                                      location->getScope(),
+                                                      location->getInlinedAt()));
+      }
+    }
+  }
 }
 
 // Weights (`<prefix>_weight_<i>`) become zeroinitializer: `.zero N` in assembly.
@@ -109,7 +176,16 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
   };
   Clock::time_point start = Clock::now();
   llvm::LLVMContext context;
-  absl::StatusOr<BuiltModule> built = BuildModule(context, lowered, options);
+  NativeModule native;
+  std::unordered_map<const Object*, int> lines;
+  LoopSourceLines source{kLoopSourceName, &lines, options.opt_level > 0};
+  if (options.debug_info) {
+    PrintOptions script;
+    script.format = PrintOptions::Format::kScript;
+    native.loop_source = PrintModuleWithSourceLines(lowered.module, script, &lines);
+  }
+  absl::StatusOr<BuiltModule> built =
+      BuildModule(context, lowered, options, options.debug_info ? &source : nullptr);
   if (!built.ok()) return built.status();
   llvm::Module& module = *built->module;
   module.setTargetTriple(target->triple);
@@ -123,13 +199,13 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
   double build_seconds = seconds_since(start);
   start = Clock::now();
   Optimize(module, **machine, options.opt_level, options);
+  if (options.debug_info) AttributeLineZeroToFunction(module);
   double optimize_seconds = seconds_since(start);
   start = Clock::now();
   if (options.is_cancelled && options.is_cancelled()) {
     return absl::CancelledError("code generation was cancelled");
   }
 
-  NativeModule native;
   native.target = *target;
   native.symbol_prefix = options.symbol_prefix;
   native.workspace_bytes = built->workspace_bytes;
@@ -148,6 +224,26 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
           EmitFile(*copy, **machine, llvm::CodeGenFileType::AssemblyFile, 1 << 20);
       if (!assembly.ok()) return assembly.status();
       native.assembly = *std::move(assembly);
+      if (options.debug_info) {
+        std::set<std::string> queries;
+        for (const char* suffix : {"_input_info", "_output_info", "_num_inputs", "_num_outputs",
+                                   "_workspace_size"}) {
+          queries.insert(options.symbol_prefix + suffix);
+        }
+        bool arm = llvm::Triple(target->triple).isAArch64();
+        LoopLineLayers line_layers = LayersByLine(lowered, lines);
+        for (const llvm::Function& function : module) {
+          if (const llvm::DISubprogram* subprogram = function.getSubprogram()) {
+            line_layers.function_lines[function.getName().str()] = subprogram->getLine();
+          }
+        }
+        AsmProvenance provenance = AnnotateAssembly(native.assembly, line_layers, arm ? "//" : "#",
+                                                    options.symbol_prefix + "_run", queries);
+        native.assembly = std::move(provenance.annotated_assembly);
+        native.provenance_json = std::move(provenance.json);
+        native.kernel_instructions = provenance.kernel_instructions;
+        native.kernel_instructions_with_layers = provenance.kernel_instructions_with_layers;
+      }
     }
   }
   size_t weight_bytes = 0;

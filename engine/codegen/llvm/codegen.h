@@ -39,6 +39,11 @@ struct CodegenOptions {
   // Which texts to produce besides the object.
   bool emit_assembly = false;
   bool emit_llvm_ir = false;
+  // DWARF line tables pointing into the printed loop IR (NativeModule::loop_source, named
+  // "model.loop.py", the LOOP_IR artifact): objdump -S, gdb and perf attribute machine code to
+  // loop-IR lines. With emit_assembly, the assembly is annotated with each instruction's line
+  // and ONNX layers, and NativeModule::provenance_json maps them.
+  bool debug_info = true;
   // Polled before every LLVM pass; true skips the remaining optional passes and the compile
   // ends Cancelled. May be empty.
   std::function<bool()> is_cancelled;
@@ -62,6 +67,12 @@ struct NativeModule {
   std::string assembly;  // when asked
   std::string llvm_ir;   // the optimized module's text, when asked
   std::string header;    // the C header declaring the model's entry points
+  // With debug_info: the printed loop IR the line tables name, and with emit_assembly the
+  // JSON map asm line -> loop-IR line -> ONNX layers (provenance.h) and its counts.
+  std::string loop_source;
+  std::string provenance_json;
+  int64_t kernel_instructions = 0;
+  int64_t kernel_instructions_with_layers = 0;
   // Bytes the caller provides as `workspace` (values between kernels and kernel scratch).
   int64_t workspace_bytes = 0;
   // Where code generation spent its time, in seconds: building the LLVM module from loop IR,

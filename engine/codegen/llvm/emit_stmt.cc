@@ -42,6 +42,20 @@ FunctionEmitter::FunctionEmitter(
   }
 }
 
+void FunctionEmitter::SetSubprogram(llvm::DISubprogram* subprogram) {
+  subprogram_ = subprogram;
+  if (subprogram_ != nullptr) {
+    b_.SetCurrentDebugLocation(
+        llvm::DILocation::get(module_.context(), subprogram_->getLine(), 0, subprogram_));
+  }
+}
+
+void FunctionEmitter::LocateAt(const Object* node) {
+  if (subprogram_ == nullptr) return;
+  int line = module_.LineOf(node);
+  if (line > 0) b_.SetCurrentDebugLocation(llvm::DILocation::get(module_.context(), line, 0, subprogram_));
+}
+
 void FunctionEmitter::EmitBody(const loop::Stmt& body) {
   EmitStmt(body);
   b_.CreateRetVoid();
@@ -56,6 +70,7 @@ llvm::AllocaInst* FunctionEmitter::EntryAlloca(llvm::Type* type, int64_t align) 
 }
 
 void FunctionEmitter::EmitStmt(const loop::Stmt& stmt) {
+  LocateAt(stmt.get());
   switch (stmt->kind()) {
     case ObjectKind::kFor: return EmitFor(stmt.as<loop::ForNode>());
     case ObjectKind::kBufferStore: return EmitStore(stmt.as<loop::BufferStoreNode>());
@@ -100,6 +115,7 @@ void FunctionEmitter::EmitSerialFor(const loop::ForNode* op, llvm::Value* begin,
   b_.SetInsertPoint(body);
   vars_[op->loop_var.get()] = b_.CreateAdd(offset, i, op->loop_var->name);
   EmitStmt(op->body);
+  LocateAt(op);  // the increment and back edge are the loop's own
   llvm::Value* next = b_.CreateAdd(i, llvm::ConstantInt::get(i->getType(), 1));
   i->addIncoming(next, b_.GetInsertBlock());
   llvm::BranchInst* latch = b_.CreateBr(header);
@@ -167,6 +183,8 @@ void FunctionEmitter::EmitParallelFor(const loop::ForNode* op) {
 
   // The outlined body: unpack the closure, run iterations [begin, end).
   FunctionEmitter inner(module_, body, nullptr, nullptr, /*in_parallel=*/true);
+  inner.SetSubprogram(module_.AttachSubprogram(body, module_.LineOf(op)));
+  inner.LocateAt(op);
   llvm::Value* inner_closure = body->getArg(2);
   llvm::Value* inner_min = inner.b_.CreateLoad(
       field_types[0], inner.b_.CreateStructGEP(closure_type, inner_closure, 0), "min");

@@ -29,6 +29,9 @@ class FunctionEmitter {
                   llvm::Value* scratch, bool in_parallel);
 
   void Bind(const loop::VarNode* var, llvm::Value* value) { vars_[var] = value; }
+  // With debug info: the function's subprogram (every instruction gets the line of the loop
+  // statement it came from, in it).
+  void SetSubprogram(llvm::DISubprogram* subprogram);
   // Emits `body` then `ret void`.
   void EmitBody(const loop::Stmt& body);
 
@@ -78,6 +81,9 @@ class FunctionEmitter {
   // narrower format is correct.
   llvm::Value* DoubleToFloatRoundToOdd(llvm::Value* value);
 
+  // Instructions from here on carry `node`'s line (nothing when it has none).
+  void LocateAt(const Object* node);
+
   llvm::Value* AllLanes(llvm::Value* mask_or_null, int lanes);
   llvm::Value* Splat(llvm::Value* scalar, int lanes);
   llvm::AllocaInst* EntryAlloca(llvm::Type* type, int64_t align);
@@ -88,6 +94,7 @@ class FunctionEmitter {
   const std::unordered_map<const loop::AllocateNode*, int64_t>* scratch_offsets_;
   llvm::Value* scratch_;
   bool in_parallel_;
+  llvm::DISubprogram* subprogram_ = nullptr;
   std::unordered_map<const loop::VarNode*, llvm::Value*> vars_;
   // The lanes of the vector expression being emitted that are taken (inside vector Selects and
   // `&&`/`||`); null when all are.

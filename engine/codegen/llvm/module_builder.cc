@@ -72,11 +72,11 @@ absl::Status CheckMainStmt(const loop::Stmt& stmt) {
 class Builder {
  public:
   Builder(llvm::LLVMContext& context, const lower::LoweredModule& lowered,
-          const CodegenOptions& options)
+          const CodegenOptions& options, const LoopSourceLines* source)
       : lowered_(lowered),
         options_(options),
         module_(std::make_unique<llvm::Module>(options.symbol_prefix, context)),
-        context_(*module_, options.fast_math) {}
+        context_(*module_, options.fast_math, source) {}
 
   absl::StatusOr<BuiltModule> Build() {
     BaseFunc main = lowered_.module->Lookup("main");
@@ -101,6 +101,7 @@ class Builder {
     BuiltModule built;
     built.workspace_bytes = scratch_base_ + max_scratch_bytes_;
     EmitWorkspaceSize(built.workspace_bytes);
+    context_.FinishDebugInfo();
     built.module = std::move(module_);
     return built;
   }
@@ -208,6 +209,7 @@ class Builder {
     llvm::Value* scratch = info.function->getArg(static_cast<unsigned>(info.func->params.size()));
     FunctionEmitter emitter(context_, info.function, &info.scratch_offsets, scratch,
                             /*in_parallel=*/false);
+    emitter.SetSubprogram(context_.AttachSubprogram(info.function, context_.LineOf(info.func.get())));
     for (size_t i = 0; i < info.func->params.size(); ++i) {
       llvm::Value* arg = info.function->getArg(static_cast<unsigned>(i));
       emitter.Bind(info.func->params[i].get(), arg);
@@ -245,6 +247,10 @@ class Builder {
     outputs->setName("outputs");
     workspace_->setName("workspace");
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", entry_));
+    if (llvm::DISubprogram* subprogram =
+            context_.AttachSubprogram(entry_, context_.LineOf(main_.get()))) {
+      b.SetCurrentDebugLocation(llvm::DILocation::get(context, subprogram->getLine(), 0, subprogram));
+    }
     auto* fail_null = llvm::BasicBlock::Create(context, "null_buffer", entry_);
     auto* fail_align = llvm::BasicBlock::Create(context, "misaligned_buffer", entry_);
     // The pointer arrays are not null; every buffer is not null and KILN_ALIGNMENT-aligned.
@@ -302,6 +308,9 @@ class Builder {
     const auto* call = stmt.as<loop::CallKernelNode>();
     if (call == nullptr) return;  // a no-op
     const KernelInfo& info = kernels_.at(call->callee->name_hint);
+    if (int line = context_.LineOf(call); line > 0 && entry_->getSubprogram() != nullptr) {
+      b.SetCurrentDebugLocation(llvm::DILocation::get(context_.context(), line, 0, entry_->getSubprogram()));
+    }
     std::vector<llvm::Value*> args;
     for (const loop::Buffer& arg : call->args) {
       llvm::Value* base = storage_pointer_.at(arg->data.get());
@@ -409,8 +418,9 @@ class Builder {
 
 absl::StatusOr<BuiltModule> BuildModule(llvm::LLVMContext& context,
                                         const lower::LoweredModule& lowered,
-                                        const CodegenOptions& options) {
-  return Builder(context, lowered, options).Build();
+                                        const CodegenOptions& options,
+                                        const LoopSourceLines* source) {
+  return Builder(context, lowered, options, source).Build();
 }
 
 }  // namespace kiln::codegen

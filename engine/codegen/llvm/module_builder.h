@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/codegen/llvm/codegen.h"
+#include "engine/codegen/llvm/module_context.h"
 #include "engine/lower/lower_module.h"
 #include "llvm/IR/Module.h"
 
@@ -20,11 +21,13 @@ struct BuiltModule {
   int64_t workspace_bytes = 0;
 };
 
-// `module` settings (triple, data layout) are the caller's; this fills in the functions. An
-// unsupported construct is an Unimplemented error naming the kernel; a module without main is
+// `module` settings (triple, data layout) are the caller's; this fills in the functions, with
+// debug info pointing into the printed loop IR when `source` is given. An unsupported
+// construct is an Unimplemented error naming the kernel; a module without main is
 // FailedPrecondition.
 absl::StatusOr<BuiltModule> BuildModule(llvm::LLVMContext& context,
                                         const lower::LoweredModule& lowered,
-                                        const CodegenOptions& options);
+                                        const CodegenOptions& options,
+                                        const LoopSourceLines* source = nullptr);
 
 }  // namespace kiln::codegen

@@ -34,6 +34,43 @@ llvm::Type* WithLanes(llvm::Type* scalar, int lanes) {
 
 }  // namespace
 
+ModuleContext::ModuleContext(llvm::Module& module, bool fast_math, const LoopSourceLines* source)
+    : module(module), fast_math(fast_math), source_(source) {
+  if (source_ == nullptr) return;
+  di_ = std::make_unique<llvm::DIBuilder>(module);
+  file_ = di_->createFile(source_->file_name, ".");
+  // DW_LANG_Python: the printed loop IR is Python-like script (docs/loop-script-format.md).
+  di_->createCompileUnit(llvm::dwarf::DW_LANG_Python, file_, "Kiln", source_->optimized, "", 0);
+  void_type_ = di_->createSubroutineType(di_->getOrCreateTypeArray({}));
+}
+
+ModuleContext::~ModuleContext() = default;
+
+int ModuleContext::LineOf(const Object* node) const {
+  if (source_ == nullptr || node == nullptr) return 0;
+  auto it = source_->lines->find(node);
+  return it == source_->lines->end() ? 0 : it->second;
+}
+
+llvm::DISubprogram* ModuleContext::AttachSubprogram(llvm::Function* function, int line) {
+  if (di_ == nullptr) return nullptr;
+  auto flags = llvm::DISubprogram::SPFlagDefinition;
+  if (source_->optimized) flags |= llvm::DISubprogram::SPFlagOptimized;
+  if (function->hasLocalLinkage()) flags |= llvm::DISubprogram::SPFlagLocalToUnit;
+  llvm::DISubprogram* subprogram =
+      di_->createFunction(file_, function->getName(), function->getName(), file_, line, void_type_,
+                          line, llvm::DINode::FlagPrototyped, flags);
+  function->setSubprogram(subprogram);
+  return subprogram;
+}
+
+void ModuleContext::FinishDebugInfo() {
+  if (di_ == nullptr) return;
+  di_->finalize();
+  module.addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
+  module.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 5);
+}
+
 llvm::Type* ModuleContext::ComputeType(DataType dtype, int lanes) {
   return WithLanes(ScalarType(context(), dtype, /*storage=*/false), lanes);
 }

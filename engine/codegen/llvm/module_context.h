@@ -2,15 +2,28 @@
 // Kiln's dtypes, declarations of libkiln_rt and libm functions, and names for outlined code.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "engine/ir/dtype.h"
+#include "engine/ir/object.h"
+#include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/Module.h"
 
 namespace kiln::codegen {
 
+// Debug info from the printed loop IR: the file every DILocation names and the line each loop
+// statement (and function) prints on.
+struct LoopSourceLines {
+  std::string file_name;  // "model.loop.py"
+  const std::unordered_map<const Object*, int>* lines = nullptr;
+  bool optimized = true;
+};
+
 struct ModuleContext {
-  ModuleContext(llvm::Module& module, bool fast_math) : module(module), fast_math(fast_math) {}
+  ModuleContext(llvm::Module& module, bool fast_math, const LoopSourceLines* source = nullptr);
+  ~ModuleContext();
 
   llvm::LLVMContext& context() { return module.getContext(); }
 
@@ -31,9 +44,22 @@ struct ModuleContext {
   // A fresh name for a function outlined from `parent` ("<parent>_parallel_<n>").
   std::string OutlinedName(const std::string& parent);
 
+  // Debug info (all null/0 without a LoopSourceLines): the line `node` prints on (0 when it
+  // does not), a subprogram for `function` starting at `line`, and the module's finishing
+  // touches (DIBuilder::finalize, the module flags).
+  int LineOf(const Object* node) const;
+  llvm::DISubprogram* AttachSubprogram(llvm::Function* function, int line);
+  void FinishDebugInfo();
+
   llvm::Module& module;
   const bool fast_math;
   int outlined = 0;
+
+ private:
+  const LoopSourceLines* source_;
+  std::unique_ptr<llvm::DIBuilder> di_;
+  llvm::DIFile* file_ = nullptr;
+  llvm::DISubroutineType* void_type_ = nullptr;
 };
 
 }  // namespace kiln::codegen

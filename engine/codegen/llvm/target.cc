@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
@@ -25,6 +26,18 @@ void InitializeLlvmTargets() {
     llvm::InitializeAllTargetMCs();
     llvm::InitializeAllAsmPrinters();
     llvm::InitializeAllAsmParsers();
+    // Machine instructions without a source line (spills, reloads, epilogues) continue the
+    // line before them in the DWARF line table instead of getting line 0, as GCC's do: they
+    // are the same statement's code, and line 0 would hide their layers from objdump -S and
+    // perf. LLVM offers this as an option only; it is set once, before any compile.
+    // Tail merging folds equal instruction runs of different statements into one with line 0.
+    auto& registered = llvm::cl::getRegisteredOptions();
+    for (const auto& [name, value] : {std::pair<const char*, const char*>{"use-unknown-locations", "Disable"},
+                                      {"enable-tail-merge", "false"}}) {
+      if (auto it = registered.find(name); it != registered.end()) {
+        it->second->addOccurrence(0, name, value);
+      }
+    }
   });
 }
 
