@@ -63,7 +63,7 @@ echo "== native code: kilnd compiles the model to an object and a C header for t
 sed -n '/NUM_INPUTS/,/kiln_model_run/p' "$DEMO/native/kiln_model.h"
 echo "-- linked into examples/run_model.c (ten lines) with cc and libkiln_rt, and run:"
 cc -std=c11 -O2 -I"$DEMO/native" -Iengine/runtime examples/run_model.c "$DEMO/native/kiln_model.o" \
-  "$BUILD/engine/libkiln_rt_dist.a" -lm -lpthread -o "$DEMO/run_model"
+  "$BUILD/engine/libkiln_rt_dist.a" -lmvec -lm -lpthread -o "$DEMO/run_model"
 echo "native:      $("$DEMO/run_model")"
 "$PYTHON" -c "import numpy as np; np.save('$DEMO/input.npy', ((np.arange(3*16*16) % 17) / np.float32(17) - np.float32(0.5)).astype(np.float32).reshape(1, 3, 16, 16))"
 "$BUILD/tools/kiln-run/kiln-run" "$MODEL" --input_shape=input=1x3x16x16 --input="$DEMO/input.npy" \

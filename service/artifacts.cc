@@ -111,12 +111,12 @@ v1::ModelSignature ModelSignatureOf(const driver::CompileResult& result) {
   return signature;
 }
 
-void AddArtifacts(const v1::CompileRequest& request, const driver::CompileResult& result,
+absl::Status AddArtifacts(const v1::CompileRequest& request, const driver::CompileResult& result,
                   const std::string& compile_id, v1::CompileResponse* response) {
   std::set<int> wanted(request.artifacts().begin(), request.artifacts().end());
   auto want = [&](v1::ArtifactKind kind) {
     bool native = kind == v1::OBJECT || kind == v1::ASSEMBLY || kind == v1::LLVM_IR ||
-                  kind == v1::HEADER || kind == v1::PROVENANCE_JSON;
+                  kind == v1::HEADER || kind == v1::PROVENANCE_JSON || kind == v1::SHARED_LIBRARY;
     return (wanted.empty() && !native) || wanted.count(kind) > 0;
   };
   // Constants print as meta[...] references without the (large) metadata
@@ -147,7 +147,13 @@ void AddArtifacts(const v1::CompileRequest& request, const driver::CompileResult
     if (want(v1::PROVENANCE_JSON)) {
       AddArtifact(v1::PROVENANCE_JSON, prefix + ".provenance.json", native.provenance_json, response);
     }
+    if (want(v1::SHARED_LIBRARY)) {
+      absl::StatusOr<std::string> library = driver::LinkSharedLibrary(result);
+      if (!library.ok()) return library.status();
+      AddArtifact(v1::SHARED_LIBRARY, "lib" + prefix + ".so", *library, response);
+    }
   }
+  return absl::OkStatus();
 }
 
 }  // namespace kiln::service

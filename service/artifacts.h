@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "absl/status/status.h"
+
 #include "engine/driver/driver.h"
 #include "kiln/v1/compiler.pb.h"
 
@@ -15,9 +17,10 @@ namespace kiln::service {
 // dimension known only at run time).
 v1::ModelSignature ModelSignatureOf(const driver::CompileResult& result);
 
-// Appends the artifacts `request` asks for (all when its list is empty) to
-// `response`. `compile_id` goes into the metadata.
-void AddArtifacts(const v1::CompileRequest& request, const driver::CompileResult& result,
+// Appends the artifacts `request` asks for (the IR ones when its list is empty) to
+// `response`. `compile_id` goes into the metadata. A shared library is linked here, from the
+// compile's object; a target it cannot be linked for is FailedPrecondition.
+absl::Status AddArtifacts(const v1::CompileRequest& request, const driver::CompileResult& result,
                   const std::string& compile_id, v1::CompileResponse* response);
 
 }  // namespace kiln::service

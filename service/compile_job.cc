@@ -267,7 +267,11 @@ grpc::Status RunCompileJob(const JobEnvironment& environment, JobControl& contro
   Outcome outcome = CompileNow(environment, control, request, job);
   if (outcome.status.ok()) {
     FillSummary(outcome.compile_id, *outcome.compile, response);
-    AddArtifacts(request, outcome.compile->result, outcome.compile_id, response);
+    if (absl::Status added = AddArtifacts(request, outcome.compile->result, outcome.compile_id, response);
+        !added.ok()) {
+      outcome.status = ToGrpcStatus(added);
+      response->Clear();
+    }
   }
   control.Describe(outcome.compile_id, request.name());
   return outcome.status;

@@ -41,7 +41,7 @@ const std::vector<FlagSpec>& Flags() {
       {"out", "DIR", false, false, "directory the artifacts are written to (default ./kiln-out)"},
       {"artifacts", "LIST", true, true,
        "artifacts to return, from graph-text,graph-json,loop-ir,metadata,object,asm,llvm-ir,header,"
-       "provenance (default: the first four)"},
+       "provenance,so (default: the first four)"},
       // trace, passes
       {"format", "text|json", false, false, "output format (default text)"},
       // trace

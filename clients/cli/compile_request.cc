@@ -31,6 +31,7 @@ constexpr ArtifactName kArtifactNames[] = {
     {"llvm-ir", kiln::v1::LLVM_IR},
     {"header", kiln::v1::HEADER},
     {"provenance", kiln::v1::PROVENANCE_JSON},
+    {"so", kiln::v1::SHARED_LIBRARY},
 };
 
 absl::Status ReadModel(const std::string& path, kiln::v1::CompileRequest* request) {
@@ -124,7 +125,7 @@ absl::StatusOr<kiln::v1::CompileRequest> CompileRequestFromFlags(const CommandLi
     if (match == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("--artifacts: unknown artifact '", name,
                                                      "' (known: graph-text, graph-json, loop-ir, "
-                                                     "metadata, object, asm, llvm-ir, header, provenance)"));
+                                                     "metadata, object, asm, llvm-ir, header, provenance, so)"));
     }
     request.add_artifacts(match->kind);
   }

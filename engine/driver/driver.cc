@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "engine/codegen/llvm/shared_library.h"
 #include "engine/lower/kernel_selector.h"
 #include "engine/parser/parser.h"
 #include "engine/pass/pass_context.h"
@@ -237,6 +238,11 @@ absl::StatusOr<CompileResult> CompileGraphText(std::string_view text,
     }
   }
   return CompileWithBudget(*module, options, std::move(budget), failure);
+}
+
+absl::StatusOr<std::string> LinkSharedLibrary(const CompileResult& compiled) {
+  if (!compiled.native) return absl::FailedPreconditionError("the compile generated no native code");
+  return codegen::LinkSharedLibrary(*compiled.native);
 }
 
 }  // namespace kiln::driver

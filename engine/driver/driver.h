@@ -113,4 +113,9 @@ absl::StatusOr<CompileResult> CompileGraphText(std::string_view text,
 absl::StatusOr<CompileResult> CompileModule(IRModule module, const CompileOptions& options,
                                             CompileFailure* failure = nullptr);
 
+// The shared-library artifact of a compile's native code (codegen/llvm/shared_library.h): linked
+// on request from the object, so one cached compile serves it too. FailedPrecondition without
+// native code or for a target it cannot be linked for.
+absl::StatusOr<std::string> LinkSharedLibrary(const CompileResult& compiled);
+
 }  // namespace kiln::driver

@@ -21,6 +21,19 @@ ModelTensors MakeModelTensors(const CompileResult& compiled) {
   return tensors;
 }
 
+ModelTensors MakeModelTensors(const codegen::NativeModel& model) {
+  ModelTensors tensors;
+  for (const codegen::TensorSignature& input : model.inputs()) {
+    tensors.inputs.push_back(loop::HostTensor::Zeros(input.dtype, input.shape));
+    tensors.input_names.push_back(input.name);
+  }
+  for (const codegen::TensorSignature& output : model.outputs()) {
+    tensors.outputs.push_back(loop::HostTensor::Zeros(output.dtype, output.shape));
+    tensors.output_names.push_back(output.name);
+  }
+  return tensors;
+}
+
 absl::Status RunModel(const CompileResult& compiled, const std::vector<loop::HostTensor*>& inputs,
                       const std::vector<loop::HostTensor*>& outputs,
                       const loop::InterpreterOptions& options) {

@@ -26,6 +26,8 @@ struct ModelTensors {
   std::vector<std::string> output_names;
 };
 ModelTensors MakeModelTensors(const CompileResult& compiled);
+// The same from a loaded model's signature queries (a shared library holds no loop IR).
+ModelTensors MakeModelTensors(const codegen::NativeModel& model);
 
 enum class Backend { kNative, kInterpreter };
 const char* BackendName(Backend backend);  // "native", "interp"

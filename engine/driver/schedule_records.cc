@@ -2,6 +2,7 @@
 #include "engine/driver/schedule_records.h"
 
 #include "absl/strings/str_cat.h"
+#include "engine/driver/native_step_executor.h"
 #include "engine/lower/kernel_selector.h"
 #include "engine/support/status_macros.h"
 
@@ -39,7 +40,9 @@ absl::StatusOr<std::vector<KernelScheduleRecord>> ScheduleRecords(
     }
     KILN_ASSIGN_OR_RETURN(
         std::vector<lower::ScheduleRecordStep> steps,
-        lower::ExpandScheduleRecord(*kernel, options.seed, options.verify, interpreter));
+        lower::ExpandScheduleRecord(
+            *kernel, options.seed, options.verify, interpreter,
+            options.verify_natively ? NativeStepExecutor(options.is_cancelled) : te::StepExecutor()));
     records.push_back({kernel, std::move(steps)});
   }
   return records;

@@ -18,8 +18,11 @@
 namespace kiln::driver {
 
 struct ScheduleRecordOptions {
-  // Run every step on random inputs (from `seed`) against the vanilla step.
+  // Run every step on random inputs (from `seed`) against the vanilla step: as native code
+  // for this machine (native_step_executor.h), or with the interpreter (its step budget
+  // bounds large kernels).
   bool verify = false;
+  bool verify_natively = true;
   uint64_t seed = 0;
   // Verification holds several copies of the kernel's parameters: a kernel
   // whose parameters need more than this is refused (ResourceExhausted).

@@ -106,7 +106,10 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool 
   std::vector<te::Tensor> roots;
   for (const te::Tensor& t : computes) {
     const te::Stage* stage = schedule.FindStage(t);
-    if (!stage->is_output && !IsReduction(*stage)) {
+    // A padding stage is computed into its own buffer: inlined, every load of the reduction
+    // reading it would be bounds-checked (masked vector loads), in the innermost loop.
+    bool is_padding = stage->op->tag == te::kPadTag;
+    if (!stage->is_output && !IsReduction(*stage) && !is_padding) {
       schedule.ComputeInline(t);
     } else {
       roots.push_back(t);

@@ -24,15 +24,15 @@ inline constexpr int64_t kMinParallelExtent = 16;
 inline constexpr int64_t kReductionRowTile = 4;
 
 // The schedule of `outputs` (the results of one fused function):
-//  * every compute stage that is not an output and does not reduce is inlined
-//    into its readers (compute_inline);
+//  * every compute stage that is not an output, does not reduce and does not pad
+//    (te::kPadTag) is inlined into its readers (compute_inline);
 //  * a reduction stage (conv2d, dense, matmul, pooling, reduce, the maxima and
 //    sums of softmax, ...): the innermost output axis is split by a vector
 //    width that divides it, the axis before it is tiled by kReductionRowTile,
 //    the reduce loops move inside the outer output loops and outside the tile,
 //    the vector loop is vectorized, the row-tile loop unrolled, and the outer
 //    loops are fused and run in parallel;
-//  * any other stage left (an elementwise or injective output): all axes are
+//  * any other stage left (an elementwise or injective output, a padding): all axes are
 //    fused, split by a vector width that divides the total, the inner loop
 //    vectorized and the outer one parallel.
 // Primitive errors are kept in the schedule's status() (see schedule.h).

@@ -33,7 +33,7 @@ std::string LoopText(const loop::PrimFunc& func, const PrintOptions& options) {
 
 absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(
     const LoweredKernel& kernel, uint64_t seed, bool verify,
-    const loop::InterpreterOptions& interpreter) {
+    const loop::InterpreterOptions& interpreter, const te::StepExecutor& executor) {
   const std::vector<te::ScheduleStep>& record = kernel.schedule.record();
   if (record.empty()) {
     return absl::FailedPreconditionError(
@@ -44,7 +44,7 @@ absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(
   if (verify) {
     KILN_ASSIGN_OR_RETURN(verified,
                           te::VerifyScheduleRecord(kernel.schedule, kernel.schedule_params, seed,
-                                                   interpreter));
+                                                   interpreter, executor));
   }
   if (interpreter.is_cancelled && interpreter.is_cancelled()) {
     return absl::CancelledError(
@@ -62,6 +62,7 @@ absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(
     step.loop_ir = loop_ir[i];
     step.spans = StepSpans(kernel, record[i]);
     step.verified = i < verified.size() && verified[i];
+    step.checked = verify;
     steps.push_back(std::move(step));
   }
   return steps;
@@ -74,7 +75,9 @@ std::string RenderScheduleRecordText(const LoweredKernel& kernel,
   for (const ScheduleRecordStep& step : steps) {
     absl::StrAppend(&text, "# ", kernel.name, " step ", step.step, ": ", step.primitive, "(",
                     absl::StrJoin(step.arguments, ", "), ")",
-                    step.verified ? "  [verified]" : "  [NOT verified: differs from vanilla]",
+                    !step.checked    ? ""
+                    : step.verified ? "  [verified]"
+                                    : "  [NOT verified: differs from vanilla]",
                     "\n", LoopText(step.loop_ir, options), "\n");
   }
   return text;
@@ -92,7 +95,7 @@ std::string RenderScheduleRecordJson(const LoweredKernel& kernel,
     object["arguments"] = step.arguments;
     object["loop_ir"] = LoopText(step.loop_ir, options);
     object["spans"] = step.spans;
-    object["verified"] = step.verified;
+    if (step.checked) object["verified"] = step.verified;
     absl::StrAppend(&text, object.dump(), "\n");
   }
   return text;

@@ -14,6 +14,7 @@
 #include "engine/loop/prim_func.h"
 #include "engine/lower/lower_module.h"
 #include "engine/printer/printer.h"
+#include "engine/te/verify_schedule.h"
 
 namespace kiln::lower {
 
@@ -27,6 +28,7 @@ struct ScheduleRecordStep {
   // The step's loop IR gives the vanilla schedule's results on random inputs
   // (te::VerifyScheduleRecord).
   bool verified = false;
+  bool checked = false;  // verification ran (ExpandScheduleRecord's `verify`)
 };
 
 // Every step of `kernel`'s record. An empty record (te.keep_schedule_record
@@ -35,9 +37,10 @@ struct ScheduleRecordStep {
 // vanilla step (costly for large kernels: the interpreter's step budget
 // bounds it, and `interpreter` can cancel it); without, `verified` stays
 // false.
+// `executor` (te::StepExecutor) runs the steps instead of the interpreter when given.
 absl::StatusOr<std::vector<ScheduleRecordStep>> ExpandScheduleRecord(
     const LoweredKernel& kernel, uint64_t seed = 0, bool verify = true,
-    const loop::InterpreterOptions& interpreter = {});
+    const loop::InterpreterOptions& interpreter = {}, const te::StepExecutor& executor = {});
 
 // Text: per step a header line
 //   # KERNEL step N: primitive(arguments)  [verified]

@@ -115,6 +115,10 @@ class Tensor {
 
 Tensor Placeholder(std::string name, DataType dtype, std::vector<int64_t> shape);
 
+// The tag of a zero-padding stage (a convolution's padded input): schedules materialize it
+// rather than inline it, so the reduction reading it needs no bounds checks.
+inline constexpr char kPadTag[] = "pad";
+
 using ComputeFunc = std::function<ComputeBody(const std::vector<loop::Var>& indices)>;
 
 // out[indices] = fcompute(indices) over `shape`. `inputs` are the tensors the

@@ -69,8 +69,8 @@ bool SameOutputs(const std::vector<loop::HostTensor>& actual,
 class StepRunner {
  public:
   StepRunner(const std::vector<Tensor>& params, uint64_t seed,
-             const loop::InterpreterOptions& interpreter)
-      : params_(params), interpreter_(interpreter) {
+             const loop::InterpreterOptions& interpreter, const StepExecutor& executor)
+      : params_(params), interpreter_(interpreter), executor_(executor) {
     uint64_t state = seed;
     for (const Tensor& param : params) {
       bool is_input = param.op()->kind == OperationNode::Kind::kPlaceholder;
@@ -87,7 +87,11 @@ class StepRunner {
     std::vector<loop::HostTensor> args = inputs_;
     std::vector<loop::HostTensor*> pointers;
     for (loop::HostTensor& arg : args) pointers.push_back(&arg);
-    KILN_RETURN_IF_ERROR(loop::RunPrimFunc(func, pointers, interpreter_));
+    if (executor_) {
+      KILN_RETURN_IF_ERROR(executor_(func, pointers, is_input_));
+    } else {
+      KILN_RETURN_IF_ERROR(loop::RunPrimFunc(func, pointers, interpreter_));
+    }
     std::vector<loop::HostTensor> outputs;
     for (size_t i = 0; i < args.size(); ++i) {
       if (!is_input_[i]) outputs.push_back(std::move(args[i]));
@@ -98,6 +102,7 @@ class StepRunner {
  private:
   const std::vector<Tensor>& params_;
   const loop::InterpreterOptions& interpreter_;
+  const StepExecutor& executor_;
   std::vector<loop::HostTensor> inputs_;  // outputs start as zeros
   std::vector<bool> is_input_;
 };
@@ -107,7 +112,8 @@ class StepRunner {
 absl::StatusOr<std::vector<bool>> VerifyScheduleRecord(const Schedule& schedule,
                                                        const std::vector<Tensor>& params,
                                                        uint64_t seed,
-                                                       const loop::InterpreterOptions& interpreter) {
+                                                       const loop::InterpreterOptions& interpreter,
+                                                       const StepExecutor& executor) {
   const std::vector<ScheduleStep>& record = schedule.record();
   if (record.empty()) {
     return absl::FailedPreconditionError(
@@ -116,7 +122,7 @@ absl::StatusOr<std::vector<bool>> VerifyScheduleRecord(const Schedule& schedule,
   for (const Tensor& param : params) {
     if (!param.defined()) return absl::InvalidArgumentError("undefined parameter tensor");
   }
-  StepRunner runner(params, seed, interpreter);
+  StepRunner runner(params, seed, interpreter, executor);
   absl::StatusOr<std::vector<loop::HostTensor>> vanilla = runner.Run(record[0].snapshot, 0);
   if (!vanilla.ok()) {
     return absl::Status(

@@ -197,6 +197,21 @@ TEST(KilndTest, NativeArtifactsForTheHostAndACrossTarget) {
   ASSERT_TRUE(v1::Compiler::NewStub(other->Channel())->Compile(Context().get(), request, &fresh).ok());
   EXPECT_EQ(fresh.compile_id(), host.compile_id());
   EXPECT_EQ(fresh.artifacts(0).content(), host.artifacts(0).content());
+  // The shared library, linked from the object each process holds: an ELF shared object
+  // (e_type ET_DYN), the same bytes from both.
+  v1::CompileRequest so_request = request;
+  so_request.clear_artifacts();
+  so_request.add_artifacts(v1::SHARED_LIBRARY);
+  v1::CompileResponse library, fresh_library;
+  ASSERT_TRUE(stub->Compile(Context().get(), so_request, &library).ok());
+  ASSERT_EQ(library.artifacts_size(), 1);
+  EXPECT_EQ(library.artifacts(0).name(), "libkiln_model.so");
+  const std::string& elf = library.artifacts(0).content();
+  ASSERT_GT(elf.size(), 18u);
+  EXPECT_EQ(elf.substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(elf[16], 3);  // ET_DYN
+  ASSERT_TRUE(v1::Compiler::NewStub(other->Channel())->Compile(Context().get(), so_request, &fresh_library).ok());
+  EXPECT_TRUE(fresh_library.artifacts(0).content() == elf);
   EXPECT_EQ(other->Stop(), 0);
 
   // A cross target gets its own id and an AArch64 object.
@@ -206,6 +221,13 @@ TEST(KilndTest, NativeArtifactsForTheHostAndACrossTarget) {
   ASSERT_TRUE(stub->Compile(Context().get(), arm, &arm_response).ok());
   EXPECT_NE(arm_response.compile_id(), host.compile_id());
   EXPECT_NE(arm_response.artifacts(1).content().find("fmla"), std::string::npos);
+  // No shared library for it: the runtime inside one is built for this host.
+  v1::CompileRequest arm_so = so_request;
+  arm_so.mutable_target()->set_triple("aarch64-linux-gnu");
+  v1::CompileResponse arm_so_response;
+  grpc::Status arm_so_status = stub->Compile(Context().get(), arm_so, &arm_so_response);
+  EXPECT_EQ(arm_so_status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(arm_so_status.error_message().find("x86_64 Linux"), std::string::npos);
   // A target LLVM does not know, or a feature that would take away the base ISA, is the
   // client's error.
   v1::CompileRequest bad = request;

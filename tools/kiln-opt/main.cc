@@ -87,14 +87,15 @@ ABSL_FLAG(std::string, emit, "graph",
           "as JSON with --format=json); or native code generated from that loop module: llvm (the "
           "optimized LLVM IR), asm (assembly, each instruction annotated with its loop-IR line and "
           "ONNX layers), obj (the ELF object with DWARF lines into the printed loop IR, written "
-          "to -o), header (the C header), provenance (the JSON map asm line -> loop-IR line -> "
+          "to -o), so (a shared library with libkiln_rt inside, linked by lld, written to -o), "
+          "header (the C header), provenance (the JSON map asm line -> loop-IR line -> "
           "ONNX layers)");
 ABSL_FLAG(std::string, mtriple, "", "with --emit=llvm|asm|obj|header: the LLVM target triple "
           "(default: this machine's)");
 ABSL_FLAG(std::string, mcpu, "", "the target CPU, e.g. x86-64-v2, skylake-avx512, znver4");
 ABSL_FLAG(std::string, mattr, "", "LLVM target features, e.g. +avx2,-avx512f");
 ABSL_FLAG(int, codegen_opt_level, 2, "LLVM's optimization level 0..3 for native code");
-ABSL_FLAG(std::string, o, "", "write the output to this file instead of stdout (--emit=obj needs it)");
+ABSL_FLAG(std::string, o, "", "write the output to this file instead of stdout (--emit=obj|so need it)");
 ABSL_FLAG(std::string, loop_passes, kiln::driver::DefaultLoopPipeline(),
           "with --emit=loop: the loop pipeline run on the lowered module (default: the "
           "default loop pipeline; empty: none)");
@@ -102,6 +103,12 @@ ABSL_FLAG(std::string, schedule_record, "",
           "print the schedule record of the kernels SELECTOR names (the call index in the "
           "optimized main, a fused function name, or an ONNX layer name) after lowering; "
           "--format=json prints one JSON object per step");
+ABSL_FLAG(bool, verify_schedule, false,
+          "with --schedule-record: run every step on random inputs against the vanilla step "
+          "and mark it [verified] or [NOT verified]");
+ABSL_FLAG(std::string, verify_backend, "native",
+          "what runs the steps --verify-schedule checks: native (LLVM code for this machine, "
+          "any kernel size) or interp (the loop-IR interpreter, step-bounded)");
 
 // Lit tests of many cases (tools/kiln-opt/split_input.h, verify_diagnostics.h).
 ABSL_FLAG(bool, split_input_file, false,
@@ -364,15 +371,18 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
 
   std::string emit = absl::GetFlag(FLAGS_emit);
   const bool native = emit == "llvm" || emit == "asm" || emit == "obj" || emit == "header" ||
-                      emit == "provenance";
+                      emit == "provenance" || emit == "so";
   if (emit != "graph" && emit != "loop" && !native) {
     return Fail(absl::StrCat("unknown --emit '", emit,
-                             "' (expected graph, loop, llvm, asm, obj, header or provenance)"));
+                             "' (expected graph, loop, llvm, asm, obj, so, header or provenance)"));
   }
-  if (emit == "obj" && absl::GetFlag(FLAGS_o).empty()) {
-    return Fail("--emit=obj writes a binary object: name the file with -o FILE");
+  if ((emit == "obj" || emit == "so") && absl::GetFlag(FLAGS_o).empty()) {
+    return Fail(absl::StrCat("--emit=", emit, " writes a binary file: name it with -o FILE"));
   }
   const std::string schedule_record = absl::GetFlag(FLAGS_schedule_record);
+  if (absl::GetFlag(FLAGS_verify_backend) != "native" && absl::GetFlag(FLAGS_verify_backend) != "interp") {
+    return Fail("--verify-backend must be native or interp");
+  }
   const bool lowering = emit == "loop" || native || !schedule_record.empty();
 
   kiln::driver::CompileOptions options;
@@ -407,6 +417,7 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
     codegen.opt_level = absl::GetFlag(FLAGS_codegen_opt_level);
     codegen.emit_assembly = emit == "asm" || emit == "provenance";
     codegen.emit_llvm_ir = emit == "llvm";
+    codegen.emit_shared_library = emit == "so";
     options.codegen = codegen;
   }
 
@@ -428,7 +439,8 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
 
   if (!schedule_record.empty()) {
     kiln::driver::ScheduleRecordOptions record_options;
-    record_options.verify = true;
+    record_options.verify = absl::GetFlag(FLAGS_verify_schedule);
+    record_options.verify_natively = absl::GetFlag(FLAGS_verify_backend) == "native";
     record_options.max_verify_bytes.reset();  // a local tool: its user's own model
     absl::StatusOr<std::vector<kiln::driver::KernelScheduleRecord>> records =
         kiln::driver::ScheduleRecords(*compiled->lowered, schedule_record, record_options);
@@ -441,6 +453,7 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
   if (compiled->native) {
     const kiln::codegen::NativeModule& code = *compiled->native;
     const std::string& out = emit == "obj"    ? code.object
+                             : emit == "so"   ? code.shared_library
                              : emit == "asm"  ? code.assembly
                              : emit == "llvm" ? code.llvm_ir
                              : emit == "provenance" ? code.provenance_json

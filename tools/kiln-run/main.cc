@@ -1,5 +1,6 @@
 // kiln-run: compile a model in-process to native code for this machine and run it (the object
-// loaded with ORC LLJIT, through its C entry point), or with the loop-IR interpreter. Inputs from
+// loaded with ORC LLJIT, through its C entry point), or with the loop-IR interpreter; or load a
+// shared-library artifact (MODEL.so, Compile's SHARED_LIBRARY) and run that. Inputs from
 // ONNX TensorProto (.pb) or NumPy (.npy) files, outputs written the same way; --benchmark times
 // repeated runs; --compare-interpreter also interprets the model and prints the largest error
 // per output.
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,6 +40,8 @@ ABSL_FLAG(int, benchmark, 0, "after one warm-up run, time N runs and print media
 ABSL_FLAG(bool, compare_interpreter, false,
           "also run the interpreter and print the largest absolute and relative error per output");
 ABSL_FLAG(int, opt_level, 3, "graph optimization level 0..3");
+ABSL_FLAG(std::string, symbol_prefix, "kiln_model",
+          "the exported symbol prefix of a MODEL.so (Compile's symbol_prefix)");
 
 namespace {
 
@@ -65,7 +69,7 @@ std::string Describe(const std::string& name, const kiln::loop::HostTensor& tens
 
 int main(int argc, char** argv) {
   kiln::tools::SetToolUsage(
-      "kiln-run MODEL.onnx|MODEL.kir [--input=a.npy,b.pb] [--benchmark=N] [--threads=N] "
+      "kiln-run MODEL.onnx|MODEL.kir|MODEL.so [--input=a.npy,b.pb] [--benchmark=N] [--threads=N] "
       "[--compare-interpreter] [--output-dir=DIR]\n"
       "Compiles MODEL to native code for this machine and runs it (docs/native-code.md).",
       {__FILE__});
@@ -79,38 +83,56 @@ int main(int argc, char** argv) {
   const std::string format = absl::GetFlag(FLAGS_output_format);
   if (format != "npy" && format != "pb") return Fail("--output-format must be npy or pb");
 
-  absl::StatusOr<std::string> model = kiln::tools::ReadFileBytes(path);
-  if (!model.ok()) return Fail(std::string(model.status().message()));
-  kiln::driver::CompileOptions options;
-  options.opt_level = absl::GetFlag(FLAGS_opt_level);
-  options.source_name = path;
-  options.text_request_limits = false;
-  for (const std::string& spec : absl::GetFlag(FLAGS_input_shape)) {
-    std::vector<std::string> parts = absl::StrSplit(spec, '=');
-    std::vector<int64_t> dims;
-    for (const std::string& d : parts.size() == 2 ? absl::StrSplit(parts[1], 'x') : std::vector<std::string>{}) {
-      int64_t value;
-      if (!absl::SimpleAtoi(d, &value) || value < 0) return Fail("bad --input-shape " + spec);
-      dims.push_back(value);
+  bool shared_library = path.size() >= 3 && path.compare(path.size() - 3, 3, ".so") == 0;
+  std::optional<kiln::driver::CompileResult> compiled;
+  std::unique_ptr<kiln::codegen::NativeModel> native;
+  kiln::driver::ModelTensors tensors;
+  if (shared_library) {
+    if (backend != kiln::driver::Backend::kNative || absl::GetFlag(FLAGS_compare_interpreter)) {
+      return Fail("a shared library runs natively only (no interpreter: it holds no loop IR)");
     }
-    if (parts.size() != 2 || dims.empty()) return Fail("bad --input-shape " + spec + " (NAME=D0xD1x...)");
-    options.import.input_shapes[parts[0]] = dims;
+    // An absolute or ./-relative path: dlopen must not search the library path for it.
+    std::string absolute = std::filesystem::absolute(path).string();
+    absl::StatusOr<std::unique_ptr<kiln::codegen::NativeModel>> loaded =
+        kiln::codegen::NativeModel::LoadSharedLibrary(absolute, absl::GetFlag(FLAGS_symbol_prefix));
+    if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
+    native = *std::move(loaded);
+    tensors = kiln::driver::MakeModelTensors(*native);
+    std::cout << "loaded " << path << "\n";
+  } else {
+    absl::StatusOr<std::string> model = kiln::tools::ReadFileBytes(path);
+    if (!model.ok()) return Fail(std::string(model.status().message()));
+    kiln::driver::CompileOptions options;
+    options.opt_level = absl::GetFlag(FLAGS_opt_level);
+    options.source_name = path;
+    options.text_request_limits = false;
+    for (const std::string& spec : absl::GetFlag(FLAGS_input_shape)) {
+      std::vector<std::string> parts = absl::StrSplit(spec, '=');
+      std::vector<int64_t> dims;
+      for (const std::string& d : parts.size() == 2 ? absl::StrSplit(parts[1], 'x') : std::vector<std::string>{}) {
+        int64_t value;
+        if (!absl::SimpleAtoi(d, &value) || value < 0) return Fail("bad --input-shape " + spec);
+        dims.push_back(value);
+      }
+      if (parts.size() != 2 || dims.empty()) return Fail("bad --input-shape " + spec + " (NAME=D0xD1x...)");
+      options.import.input_shapes[parts[0]] = dims;
+    }
+    if (backend == kiln::driver::Backend::kNative) options.codegen = kiln::driver::HostCodegenOptions();
+    bool onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+    auto compile_start = std::chrono::steady_clock::now();
+    absl::StatusOr<kiln::driver::CompileResult> result =
+        onnx ? kiln::driver::CompileOnnx(*model, options) : kiln::driver::CompileGraphText(*model, options);
+    if (!result.ok()) return Fail(std::string(result.status().message()));
+    compiled = *std::move(result);
+    double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start).count();
+    std::cout << "compiled in " << compile_ms << " ms";
+    for (const auto& stage : compiled->stage_times) {
+      std::cout << (&stage == &compiled->stage_times.front() ? " (" : ", ")
+                << kiln::driver::CompileStageName(stage.stage) << " " << stage.seconds * 1e3 << " ms";
+    }
+    std::cout << (compiled->stage_times.empty() ? "" : ")") << "\n";
+    tensors = kiln::driver::MakeModelTensors(*compiled);
   }
-  if (backend == kiln::driver::Backend::kNative) options.codegen = kiln::driver::HostCodegenOptions();
-  bool onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
-  auto compile_start = std::chrono::steady_clock::now();
-  absl::StatusOr<kiln::driver::CompileResult> compiled =
-      onnx ? kiln::driver::CompileOnnx(*model, options) : kiln::driver::CompileGraphText(*model, options);
-  if (!compiled.ok()) return Fail(std::string(compiled.status().message()));
-  double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start).count();
-  std::cout << "compiled in " << compile_ms << " ms";
-  for (const auto& stage : compiled->stage_times) {
-    std::cout << (&stage == &compiled->stage_times.front() ? " (" : ", ")
-              << kiln::driver::CompileStageName(stage.stage) << " " << stage.seconds * 1e3 << " ms";
-  }
-  std::cout << (compiled->stage_times.empty() ? "" : ")") << "\n";
-
-  kiln::driver::ModelTensors tensors = kiln::driver::MakeModelTensors(*compiled);
   std::vector<std::string> files = absl::GetFlag(FLAGS_input);
   if (!files.empty() && files.size() != tensors.inputs.size()) {
     return Fail(absl::StrCat("the model takes ", tensors.inputs.size(), " inputs; --input names ",
@@ -138,8 +160,7 @@ int main(int argc, char** argv) {
   }
   if (absl::GetFlag(FLAGS_threads) > 0) kiln_rt_set_num_threads(absl::GetFlag(FLAGS_threads));
 
-  std::unique_ptr<kiln::codegen::NativeModel> native;
-  if (backend == kiln::driver::Backend::kNative) {
+  if (backend == kiln::driver::Backend::kNative && !native) {
     absl::StatusOr<std::unique_ptr<kiln::codegen::NativeModel>> loaded = kiln::driver::LoadNative(*compiled);
     if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
     native = *std::move(loaded);

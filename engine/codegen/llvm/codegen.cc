@@ -14,6 +14,7 @@
 #include "engine/codegen/llvm/module_builder.h"
 #include "engine/codegen/llvm/pass_events.h"
 #include "engine/codegen/llvm/provenance.h"
+#include "engine/codegen/llvm/shared_library.h"
 #include "engine/loop/prim_func.h"
 #include "engine/printer/printer.h"
 #include "engine/codegen/llvm/target.h"
@@ -166,6 +167,9 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
   }
   absl::StatusOr<ResolvedTarget> target = ResolveTarget(options.target);
   if (!target.ok()) return target.status();
+  if (options.emit_shared_library) {
+    if (absl::Status status = CheckSharedLibraryTarget(*target); !status.ok()) return status;
+  }
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> machine =
       CreateTargetMachine(*target, options.opt_level);
   if (!machine.ok()) return machine.status();
@@ -185,7 +189,8 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
     native.loop_source = PrintModuleWithSourceLines(lowered.module, script, &lines);
   }
   absl::StatusOr<BuiltModule> built =
-      BuildModule(context, lowered, options, options.debug_info ? &source : nullptr);
+      BuildModule(context, lowered, options, VectorMathTarget::For(**machine),
+                  options.debug_info ? &source : nullptr);
   if (!built.ok()) return built.status();
   llvm::Module& module = *built->module;
   module.setTargetTriple(target->triple);
@@ -259,6 +264,17 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
   if (options.on_pass) {
     options.on_pass(BackendPassRun{PassStage::kLlvm, "MachineCode", 0, native.emit_seconds * 1e3,
                                    true, {}});
+  }
+  if (options.emit_shared_library) {
+    start = Clock::now();
+    absl::StatusOr<std::string> library = LinkSharedLibrary(native);
+    if (!library.ok()) return library.status();
+    native.shared_library = *std::move(library);
+    native.link_seconds = seconds_since(start);
+    if (options.on_pass) {
+      options.on_pass(BackendPassRun{PassStage::kLlvm, "LinkSharedLibrary", 0,
+                                     native.link_seconds * 1e3, true, {}});
+    }
   }
   return native;
 }

@@ -39,6 +39,10 @@ struct CodegenOptions {
   // Which texts to produce besides the object.
   bool emit_assembly = false;
   bool emit_llvm_ir = false;
+  // A self-contained ELF shared library (NativeModule::shared_library): the object and libkiln_rt
+  // linked by lld, exporting only `<prefix>_*`, needing only glibc (libc, libm, libmvec). For
+  // x86_64 Linux targets, the architecture libkiln_rt is prebuilt for.
+  bool emit_shared_library = false;
   // DWARF line tables pointing into the printed loop IR (NativeModule::loop_source, named
   // "model.loop.py", the LOOP_IR artifact): objdump -S, gdb and perf attribute machine code to
   // loop-IR lines. With emit_assembly, the assembly is annotated with each instruction's line
@@ -67,6 +71,7 @@ struct NativeModule {
   std::string assembly;  // when asked
   std::string llvm_ir;   // the optimized module's text, when asked
   std::string header;    // the C header declaring the model's entry points
+  std::string shared_library;  // when asked: lib<prefix>.so
   // With debug_info: the printed loop IR the line tables name, and with emit_assembly the
   // JSON map asm line -> loop-IR line -> ONNX layers (provenance.h) and its counts.
   std::string loop_source;
@@ -76,10 +81,11 @@ struct NativeModule {
   // Bytes the caller provides as `workspace` (values between kernels and kernel scratch).
   int64_t workspace_bytes = 0;
   // Where code generation spent its time, in seconds: building the LLVM module from loop IR,
-  // LLVM's optimization pipeline, machine code (and the texts asked for).
+  // LLVM's optimization pipeline, machine code (and the texts asked for), the shared library.
   double build_seconds = 0;
   double optimize_seconds = 0;
   double emit_seconds = 0;
+  double link_seconds = 0;
 };
 
 // The target `options` name, with host defaults filled in; an unknown triple or CPU is an

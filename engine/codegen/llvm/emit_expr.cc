@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/codegen/llvm/function_emitter.h"
+#include "engine/codegen/llvm/vector_math.h"
 #include "engine/ir/float16.h"
 #include "engine/support/check.h"
 #include "llvm/IR/Intrinsics.h"
@@ -444,14 +445,31 @@ llvm::Value* FunctionEmitter::EmitFloatMath(Intrinsic intrinsic, DataType dtype,
     }
     return result;
   };
+  // A vector through libmvec when the target has it (vector_math.h), else `scalar`.
+  auto vector_or = [&](const char* name, const std::vector<llvm::Value*>& operands,
+                       auto scalar) -> llvm::Value* {
+    if (Lanes(type) > 1) {
+      if (llvm::Value* v = EmitVectorMathCall(b_, module_.module, module_.vector_math, name, operands)) {
+        return v;
+      }
+    }
+    return scalar();
+  };
+  auto math = [&](const char* name, llvm::Intrinsic::ID id) {
+    return vector_or(name, args, [&] { return unary(id); });
+  };
+  auto c_math = [&](const char* name) { return vector_or(name, args, [&] { return libm(name); }); };
   llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
   switch (intrinsic) {
-    case Intrinsic::kExp: return unary(llvm::Intrinsic::exp);
-    case Intrinsic::kLog: return unary(llvm::Intrinsic::log);
+    case Intrinsic::kExp: return math("exp", llvm::Intrinsic::exp);
+    case Intrinsic::kLog: return math("log", llvm::Intrinsic::log);
     case Intrinsic::kSqrt: return unary(llvm::Intrinsic::sqrt);
     case Intrinsic::kRsqrt: return b_.CreateFDiv(one, unary(llvm::Intrinsic::sqrt));
     case Intrinsic::kSigmoid: {
-      llvm::Value* e = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x));
+      llvm::Value* minus_x = b_.CreateFNeg(x);
+      llvm::Value* e = vector_or("exp", {minus_x}, [&] {
+        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, minus_x);
+      });
       return b_.CreateFDiv(one, b_.CreateFAdd(one, e));
     }
     case Intrinsic::kAbs: return unary(llvm::Intrinsic::fabs);
@@ -459,26 +477,28 @@ llvm::Value* FunctionEmitter::EmitFloatMath(Intrinsic intrinsic, DataType dtype,
     case Intrinsic::kCeil: return unary(llvm::Intrinsic::ceil);
     case Intrinsic::kRound: return unary(llvm::Intrinsic::roundeven);
     case Intrinsic::kTrunc: return unary(llvm::Intrinsic::trunc);
-    case Intrinsic::kSin: return unary(llvm::Intrinsic::sin);
-    case Intrinsic::kCos: return unary(llvm::Intrinsic::cos);
-    case Intrinsic::kPow: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, args[1]);
+    case Intrinsic::kSin: return math("sin", llvm::Intrinsic::sin);
+    case Intrinsic::kCos: return math("cos", llvm::Intrinsic::cos);
+    case Intrinsic::kPow:
+      return vector_or("pow", args,
+                       [&] { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, args[1]); });
     case Intrinsic::kFma:
       return b_.CreateIntrinsic(llvm::Intrinsic::fma, {type}, {x, args[1], args[2]});
     case Intrinsic::kFmod: return b_.CreateFRem(x, args[1]);
     case Intrinsic::kIsNan: return b_.CreateFCmpUNO(x, x);
     case Intrinsic::kIsInf:
       return b_.CreateFCmpOEQ(unary(llvm::Intrinsic::fabs), llvm::ConstantFP::getInfinity(type));
-    case Intrinsic::kTanh: return libm("tanh");
-    case Intrinsic::kErf: return libm("erf");
-    case Intrinsic::kTan: return libm("tan");
-    case Intrinsic::kAsin: return libm("asin");
-    case Intrinsic::kAcos: return libm("acos");
-    case Intrinsic::kAtan: return libm("atan");
-    case Intrinsic::kSinh: return libm("sinh");
-    case Intrinsic::kCosh: return libm("cosh");
-    case Intrinsic::kAsinh: return libm("asinh");
-    case Intrinsic::kAcosh: return libm("acosh");
-    case Intrinsic::kAtanh: return libm("atanh");
+    case Intrinsic::kTanh: return c_math("tanh");
+    case Intrinsic::kErf: return c_math("erf");
+    case Intrinsic::kTan: return c_math("tan");
+    case Intrinsic::kAsin: return c_math("asin");
+    case Intrinsic::kAcos: return c_math("acos");
+    case Intrinsic::kAtan: return c_math("atan");
+    case Intrinsic::kSinh: return c_math("sinh");
+    case Intrinsic::kCosh: return c_math("cosh");
+    case Intrinsic::kAsinh: return c_math("asinh");
+    case Intrinsic::kAcosh: return c_math("acosh");
+    case Intrinsic::kAtanh: return c_math("atanh");
   }
   KILN_UNREACHABLE() << "intrinsic " << loop::IntrinsicName(intrinsic);
   (void)dtype;

@@ -16,7 +16,7 @@ std::string ModelHeader(const lower::LoweredModule& lowered, const std::string& 
   std::string guard = absl::StrCat(upper, "_H_");
   std::string out = absl::StrCat(
       "/* ", prefix, ".h: a model compiled by Kiln. Link ", prefix,
-      ".o with libkiln_rt (and -lm -lpthread).\n"
+      ".o with libkiln_rt (and -lmvec -lm -lpthread on x86-64 Linux).\n"
       " * Every buffer passed to ", prefix, "_run must be KILN_ALIGNMENT-aligned. */\n",
       "#ifndef ", guard, "\n#define ", guard, "\n\n#include \"kiln_runtime.h\"\n\n",
       "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");

@@ -72,11 +72,12 @@ absl::Status CheckMainStmt(const loop::Stmt& stmt) {
 class Builder {
  public:
   Builder(llvm::LLVMContext& context, const lower::LoweredModule& lowered,
-          const CodegenOptions& options, const LoopSourceLines* source)
+          const CodegenOptions& options, const VectorMathTarget& vector_math,
+          const LoopSourceLines* source)
       : lowered_(lowered),
         options_(options),
         module_(std::make_unique<llvm::Module>(options.symbol_prefix, context)),
-        context_(*module_, options.fast_math, source) {}
+        context_(*module_, options.fast_math, vector_math, source) {}
 
   absl::StatusOr<BuiltModule> Build() {
     BaseFunc main = lowered_.module->Lookup("main");
@@ -419,8 +420,9 @@ class Builder {
 absl::StatusOr<BuiltModule> BuildModule(llvm::LLVMContext& context,
                                         const lower::LoweredModule& lowered,
                                         const CodegenOptions& options,
+                                        const VectorMathTarget& vector_math,
                                         const LoopSourceLines* source) {
-  return Builder(context, lowered, options, source).Build();
+  return Builder(context, lowered, options, vector_math, source).Build();
 }
 
 }  // namespace kiln::codegen

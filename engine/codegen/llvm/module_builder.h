@@ -12,6 +12,7 @@
 #include "engine/codegen/llvm/codegen.h"
 #include "engine/codegen/llvm/module_context.h"
 #include "engine/lower/lower_module.h"
+#include "engine/codegen/llvm/vector_math.h"
 #include "llvm/IR/Module.h"
 
 namespace kiln::codegen {
@@ -22,12 +23,14 @@ struct BuiltModule {
 };
 
 // `module` settings (triple, data layout) are the caller's; this fills in the functions, with
-// debug info pointing into the printed loop IR when `source` is given. An unsupported
+// debug info pointing into the printed loop IR when `source` is given and vector math through
+// the libmvec variants `vector_math` allows. An unsupported
 // construct is an Unimplemented error naming the kernel; a module without main is
 // FailedPrecondition.
 absl::StatusOr<BuiltModule> BuildModule(llvm::LLVMContext& context,
                                         const lower::LoweredModule& lowered,
                                         const CodegenOptions& options,
+                                        const VectorMathTarget& vector_math,
                                         const LoopSourceLines* source = nullptr);
 
 }  // namespace kiln::codegen

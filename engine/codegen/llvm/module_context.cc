@@ -34,8 +34,9 @@ llvm::Type* WithLanes(llvm::Type* scalar, int lanes) {
 
 }  // namespace
 
-ModuleContext::ModuleContext(llvm::Module& module, bool fast_math, const LoopSourceLines* source)
-    : module(module), fast_math(fast_math), source_(source) {
+ModuleContext::ModuleContext(llvm::Module& module, bool fast_math,
+                             const VectorMathTarget& vector_math, const LoopSourceLines* source)
+    : module(module), fast_math(fast_math), vector_math(vector_math), source_(source) {
   if (source_ == nullptr) return;
   di_ = std::make_unique<llvm::DIBuilder>(module);
   file_ = di_->createFile(source_->file_name, ".");

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "engine/ir/dtype.h"
+#include "engine/codegen/llvm/vector_math.h"
 #include "engine/ir/object.h"
 #include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/Module.h"
@@ -22,7 +23,8 @@ struct LoopSourceLines {
 };
 
 struct ModuleContext {
-  ModuleContext(llvm::Module& module, bool fast_math, const LoopSourceLines* source = nullptr);
+  ModuleContext(llvm::Module& module, bool fast_math, const VectorMathTarget& vector_math,
+                const LoopSourceLines* source = nullptr);
   ~ModuleContext();
 
   llvm::LLVMContext& context() { return module.getContext(); }
@@ -53,6 +55,7 @@ struct ModuleContext {
 
   llvm::Module& module;
   const bool fast_math;
+  const VectorMathTarget vector_math;
   int outlined = 0;
 
  private:

@@ -1,8 +1,12 @@
 // NativeModel: LLJIT loading of a model object, and runs on host tensors.
 #include "engine/codegen/llvm/native_model.h"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "engine/codegen/llvm/target.h"
@@ -27,9 +31,16 @@ AlignedBuffer AllocateAligned(int64_t bytes) {
 
 std::string ErrorText(llvm::Error error) { return llvm::toString(std::move(error)); }
 
+TensorSignature Signature(const kiln_tensor_info& info) {
+  return {info.name, static_cast<DataType>(info.dtype),
+          std::vector<int64_t>(info.shape, info.shape + info.ndim)};
+}
+
 }  // namespace
 
 struct NativeModel::Impl {
+  // What keeps the code loaded: the JIT, or (shared libraries) nothing, since they are
+  // linked -z nodelete.
   std::unique_ptr<llvm::orc::LLJIT> jit;
   int32_t (*run)(void* const*, void* const*, void*) = nullptr;
   int64_t workspace_bytes = 0;
@@ -38,6 +49,30 @@ struct NativeModel::Impl {
   const kiln_tensor_info* (*input_info)(int32_t) = nullptr;
   const kiln_tensor_info* (*output_info)(int32_t) = nullptr;
 };
+
+namespace {
+
+// The entry points `<prefix>_*`, found by `lookup` (a name to an address, or an error).
+absl::StatusOr<std::unique_ptr<NativeModel::Impl>> BindEntryPoints(
+    const std::string& prefix, const std::function<absl::StatusOr<void*>(const std::string&)>& lookup) {
+  auto impl = std::make_unique<NativeModel::Impl>();
+  std::map<std::string, void*> found;
+  for (const char* suffix :
+       {"_run", "_workspace_size", "_num_inputs", "_num_outputs", "_input_info", "_output_info"}) {
+    absl::StatusOr<void*> address = lookup(absl::StrCat(prefix, suffix));
+    if (!address.ok()) return address.status();
+    found[suffix] = *address;
+  }
+  impl->run = reinterpret_cast<int32_t (*)(void* const*, void* const*, void*)>(found["_run"]);
+  impl->workspace_bytes = reinterpret_cast<int64_t (*)()>(found["_workspace_size"])();
+  impl->num_inputs = reinterpret_cast<int32_t (*)()>(found["_num_inputs"])();
+  impl->num_outputs = reinterpret_cast<int32_t (*)()>(found["_num_outputs"])();
+  impl->input_info = reinterpret_cast<const kiln_tensor_info* (*)(int32_t)>(found["_input_info"]);
+  impl->output_info = reinterpret_cast<const kiln_tensor_info* (*)(int32_t)>(found["_output_info"]);
+  return impl;
+}
+
+}  // namespace
 
 NativeModel::NativeModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 NativeModel::~NativeModel() = default;
@@ -60,39 +95,66 @@ absl::StatusOr<std::unique_ptr<NativeModel>> NativeModel::Load(const NativeModul
   if (llvm::Error error = library.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
     return absl::InternalError(ErrorText(std::move(error)));
   }
+  // Vector math calls glibc's libmvec (vector_math.h), which Kiln's binaries do not link: the
+  // JIT opens it the way the dynamic loader would for a linked program. A host without it
+  // only fails for objects that call it, naming the missing symbol.
+  auto libmvec = llvm::orc::DynamicLibrarySearchGenerator::Load(
+      "libmvec.so.1", (*jit)->getDataLayout().getGlobalPrefix());
+  if (libmvec) {
+    library.addGenerator(std::move(*libmvec));
+  } else {
+    llvm::consumeError(libmvec.takeError());
+  }
   if (llvm::Error error = (*jit)->addObjectFile(
           llvm::MemoryBuffer::getMemBufferCopy(native.object, native.symbol_prefix))) {
     return absl::InternalError(absl::StrCat("loading the object: ", ErrorText(std::move(error))));
   }
-  auto impl = std::make_unique<Impl>();
-  auto lookup = [&](const std::string& suffix) -> absl::StatusOr<llvm::orc::ExecutorAddr> {
-    auto address = (*jit)->lookup(absl::StrCat(native.symbol_prefix, suffix));
-    if (!address) {
-      return absl::InternalError(absl::StrCat("resolving ", native.symbol_prefix, suffix, ": ",
-                                              ErrorText(address.takeError())));
-    }
-    return *address;
-  };
-  absl::StatusOr<llvm::orc::ExecutorAddr> run = lookup("_run");
-  if (!run.ok()) return run.status();
-  absl::StatusOr<llvm::orc::ExecutorAddr> workspace = lookup("_workspace_size");
-  if (!workspace.ok()) return workspace.status();
-  absl::StatusOr<llvm::orc::ExecutorAddr> inputs = lookup("_num_inputs");
-  if (!inputs.ok()) return inputs.status();
-  absl::StatusOr<llvm::orc::ExecutorAddr> outputs = lookup("_num_outputs");
-  if (!outputs.ok()) return outputs.status();
-  absl::StatusOr<llvm::orc::ExecutorAddr> input_info = lookup("_input_info");
-  if (!input_info.ok()) return input_info.status();
-  absl::StatusOr<llvm::orc::ExecutorAddr> output_info = lookup("_output_info");
-  if (!output_info.ok()) return output_info.status();
-  impl->run = run->toPtr<int32_t (*)(void* const*, void* const*, void*)>();
-  impl->workspace_bytes = workspace->toPtr<int64_t (*)()>()();
-  impl->num_inputs = inputs->toPtr<int32_t (*)()>()();
-  impl->num_outputs = outputs->toPtr<int32_t (*)()>()();
-  impl->input_info = input_info->toPtr<const kiln_tensor_info* (*)(int32_t)>();
-  impl->output_info = output_info->toPtr<const kiln_tensor_info* (*)(int32_t)>();
-  impl->jit = std::move(*jit);
-  return std::unique_ptr<NativeModel>(new NativeModel(std::move(impl)));
+  absl::StatusOr<std::unique_ptr<Impl>> impl =
+      BindEntryPoints(native.symbol_prefix, [&](const std::string& name) -> absl::StatusOr<void*> {
+        auto address = (*jit)->lookup(name);
+        if (!address) {
+          return absl::InternalError(
+              absl::StrCat("resolving ", name, ": ", ErrorText(address.takeError())));
+        }
+        return address->toPtr<void*>();
+      });
+  if (!impl.ok()) return impl.status();
+  (*impl)->jit = std::move(*jit);
+  return std::unique_ptr<NativeModel>(new NativeModel(*std::move(impl)));
+}
+
+absl::StatusOr<std::unique_ptr<NativeModel>> NativeModel::LoadSharedLibrary(
+    const std::string& path, const std::string& symbol_prefix) {
+  // RTLD_LOCAL: two models (each with its own copy of libkiln_rt) never see each other.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot load ", path, ": ", error != nullptr ? error : "unknown error"));
+  }
+  absl::StatusOr<std::unique_ptr<Impl>> impl =
+      BindEntryPoints(symbol_prefix, [&](const std::string& name) -> absl::StatusOr<void*> {
+        void* address = dlsym(handle, name.c_str());
+        if (address == nullptr) {
+          return absl::NotFoundError(absl::StrCat(path, " does not export ", name,
+                                                  " (is its symbol prefix ", symbol_prefix, "?)"));
+        }
+        return address;
+      });
+  if (!impl.ok()) return impl.status();
+  return std::unique_ptr<NativeModel>(new NativeModel(*std::move(impl)));
+}
+
+std::vector<TensorSignature> NativeModel::inputs() const {
+  std::vector<TensorSignature> out;
+  for (int i = 0; i < impl_->num_inputs; ++i) out.push_back(Signature(*impl_->input_info(i)));
+  return out;
+}
+
+std::vector<TensorSignature> NativeModel::outputs() const {
+  std::vector<TensorSignature> out;
+  for (int i = 0; i < impl_->num_outputs; ++i) out.push_back(Signature(*impl_->output_info(i)));
+  return out;
 }
 
 int32_t NativeModel::RunRaw(void* const* inputs, void* const* outputs, void* workspace) const {

@@ -1,11 +1,12 @@
 // NativeModel: a compiled model's object file loaded into this process with ORC LLJIT (the
 // object itself, as a build farm would link it, not a second compile), with libkiln_rt and libm
-// resolved from the process. Runs `<prefix>_run` on host tensors, checked against the
+// resolved from the process; or a shared-library artifact loaded with dlopen. Runs `<prefix>_run` on host tensors, checked against the
 // signature the object exports.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -14,10 +15,22 @@
 
 namespace kiln::codegen {
 
+// One input or output as the model's signature queries describe it.
+struct TensorSignature {
+  std::string name;
+  DataType dtype;
+  std::vector<int64_t> shape;
+};
+
 class NativeModel {
  public:
+  struct Impl;
+
   // `native` must have been compiled for this host (EmitNative with an empty target).
   static absl::StatusOr<std::unique_ptr<NativeModel>> Load(const NativeModule& native);
+  // A shared-library artifact (dlopen; never unloaded) exporting `<symbol_prefix>_*`.
+  static absl::StatusOr<std::unique_ptr<NativeModel>> LoadSharedLibrary(
+      const std::string& path, const std::string& symbol_prefix);
   ~NativeModel();
 
   // Runs the model: `inputs` and `outputs` in main's order, each of its signature's dtype and
@@ -31,9 +44,10 @@ class NativeModel {
   int64_t workspace_bytes() const;
   int num_inputs() const;
   int num_outputs() const;
+  std::vector<TensorSignature> inputs() const;
+  std::vector<TensorSignature> outputs() const;
 
  private:
-  struct Impl;
   explicit NativeModel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

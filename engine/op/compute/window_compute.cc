@@ -68,7 +68,7 @@ Tensor ZeroPad(const Tensor& data, const Window& w, const std::string& name) {
         }
         return loop::MakeSelect(compute::AllOf(inside), data(idx), Const(data.dtype(), 0));
       },
-      "injective");
+      te::kPadTag);
 }
 
 // data (N, C, *in), weight (O, C / groups, *kernel) -> (N, O, *out):

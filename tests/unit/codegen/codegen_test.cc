@@ -236,6 +236,38 @@ TEST(CodegenTest, AnUnknownTargetIsAnErrorNamingIt) {
   EXPECT_THAT(compiled.status().message(), HasSubstr("bad prefix"));
 }
 
+// The shared library: lld links the object with libkiln_rt into an ELF shared object whose only
+// exports are the model's entry points, byte-identical across links; there is none for a target
+// libkiln_rt is not built for.
+TEST(CodegenTest, SharedLibrariesExportOnlyTheModelAndAreDeterministic) {
+  codegen::CodegenOptions options = HostCodegenOptions();
+  options.emit_shared_library = true;
+  CompileResult first = CompileNative(kConv, options);
+  CompileResult second = CompileNative(kConv, options);
+  ASSERT_FALSE(first.native->shared_library.empty());
+  fs::path library = WriteTemp("libkiln_model.so", first.native->shared_library);
+  fs::path again = WriteTemp("libkiln_model_again.so", second.native->shared_library);
+  EXPECT_TRUE(first.native->shared_library == second.native->shared_library)
+      << "cmp " << library << " " << again;
+  int exit_code = 0;
+  std::string symbols = RunCommand(
+      "/usr/lib/llvm-19/bin/llvm-nm -D --defined-only " + library.string(), &exit_code);
+  ASSERT_EQ(exit_code, 0) << symbols;
+  EXPECT_THAT(symbols, HasSubstr("T kiln_model_run"));
+  EXPECT_THAT(symbols, HasSubstr("T kiln_model_workspace_size"));
+  EXPECT_THAT(symbols, Not(HasSubstr("kiln_rt_")));  // the runtime stays inside
+  std::string dynamic = RunCommand("/usr/lib/llvm-19/bin/llvm-readelf -d " + library.string(), &exit_code);
+  EXPECT_THAT(dynamic, HasSubstr("NODELETE"));
+
+  options.target = {"aarch64-linux-gnu", "", ""};
+  CompileOptions compile;
+  compile.codegen = options;
+  absl::StatusOr<CompileResult> arm = CompileGraphText(kConv, compile);
+  ASSERT_FALSE(arm.ok());
+  EXPECT_EQ(arm.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(arm.status().message(), HasSubstr("the target is aarch64"));
+}
+
 TEST(CodegenTest, TheObjectLinksIntoACProgramWithLibkilnRt) {
   codegen::CodegenOptions options = HostCodegenOptions();
   options.symbol_prefix = "conv_model";
@@ -265,7 +297,7 @@ int main(void) {
   std::string build = RunCommand(
       "cc -std=c11 -O1 -I" + object.parent_path().string() + " -I" KILN_SOURCE_DIR
       "/engine/runtime " + program.string() + " " + object.string() + " " KILN_RT_LIBRARY
-      " -lm -lpthread -o " + binary.string(), &exit_code);
+      " -lmvec -lm -lpthread -o " + binary.string(), &exit_code);
   ASSERT_EQ(exit_code, 0) << build;
   std::string run = RunCommand(binary.string(), &exit_code);
   EXPECT_EQ(exit_code, 0) << run;

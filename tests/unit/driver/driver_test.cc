@@ -138,6 +138,40 @@ def @main(%x: Tensor[(1, 2, 6, 6), float32] /* si=input */, %w: Tensor[(8, 2, 3,
 }
 )";
 
+// ResNet's stem: a 7x7 stride-2 convolution over a 224x224 image (118M multiply-adds), beyond
+// the interpreter's step budget. Verification runs every step as native code instead, so each
+// step of its record is checked.
+constexpr char kResNetStem[] = R"(
+def @main(%x: Tensor[(1, 3, 224, 224), float32] /* si=input */, %w: Tensor[(64, 3, 7, 7), float32] /* si=conv1.weight */) {
+  %0 = nn.conv2d(%x, %w, strides=[2, 2], padding=[3, 3, 3, 3]) /* si=conv1 */;
+  nn.relu(%0) /* si=relu */
+}
+)";
+
+TEST(DriverTest, ScheduleRecordsOfLargeKernelsAreVerifiedAsNativeCode) {
+  CompileOptions options;
+  options.only_kernels_named_by = "conv1";
+  absl::StatusOr<CompileResult> result = CompileGraphText(kResNetStem, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ScheduleRecordOptions record_options;
+  record_options.verify = true;
+  absl::StatusOr<std::vector<KernelScheduleRecord>> records =
+      ScheduleRecords(*result->lowered, "conv1", record_options);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 1u);
+  ASSERT_GT((*records)[0].steps.size(), 3u);
+  for (const lower::ScheduleRecordStep& step : (*records)[0].steps) {
+    EXPECT_TRUE(step.checked);
+    EXPECT_TRUE(step.verified) << "step " << step.step << ": " << step.primitive;
+  }
+  // The interpreter cannot: its step budget ends the vanilla step.
+  record_options.verify_natively = false;
+  absl::StatusOr<std::vector<KernelScheduleRecord>> interpreted =
+      ScheduleRecords(*result->lowered, "conv1", record_options);
+  ASSERT_FALSE(interpreted.ok());
+  EXPECT_THAT(std::string(interpreted.status().message()), HasSubstr("vanilla"));
+}
+
 TEST(DriverTest, ScheduleRecordsByLayerName) {
   CompileOptions options;
   options.only_kernels_named_by = "relu";

@@ -1,0 +1,131 @@
+// Vectorized math in native code (engine/codegen/llvm/vector_math.h): a vectorized elementwise
+// kernel calls glibc's libmvec variants, and their results stay within the documented error
+// bound of the double-precision libm value: at most 4 ulp for the functions themselves (glibc's
+// manual), 6 ulp for sigmoid (libmvec exp, then an add and a divide, each rounding once).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/driver/driver.h"
+#include "engine/driver/run_model.h"
+
+namespace kiln::driver {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int kSize = 4096;  // a multiple of 8: one vectorized loop, no scalar tail
+
+struct MathCase {
+  const char* op;
+  std::function<double(double)> reference;
+  double lo, hi;
+  double max_ulp;
+};
+
+CompileResult CompileUnary(const std::string& op, const char* dtype, const std::string& cpu,
+                           bool emit_ir) {
+  std::string text = absl::StrCat("def @main(%x: Tensor[(", kSize, "), ", dtype, "]) {\n  ", op,
+                                  "(%x)\n}\n");
+  CompileOptions options;
+  options.codegen = HostCodegenOptions();
+  // This machine's triple with an older CPU: code the JIT here can run.
+  if (!cpu.empty()) options.codegen->target = {codegen::ResolveTarget({})->triple, cpu, ""};
+  options.codegen->emit_llvm_ir = emit_ir;
+  absl::StatusOr<CompileResult> compiled = CompileGraphText(text, options);
+  KILN_CHECK(compiled.ok()) << compiled.status();
+  return *std::move(compiled);
+}
+
+// The distance from `got` to `reference` in units of the spacing of `dtype` at `reference`.
+double UlpError(double got, double reference, bool is_float) {
+  if (std::isnan(reference)) return std::isnan(got) ? 0 : INFINITY;
+  if (std::isinf(reference)) return got == reference ? 0 : INFINITY;
+  double magnitude = std::fabs(reference);
+  double ulp = is_float ? std::nextafter(static_cast<float>(magnitude), INFINITY) -
+                              static_cast<float>(magnitude)
+                        : std::nextafter(magnitude, INFINITY) - magnitude;
+  // Below the normal range the spacing is fixed: measure against the smallest normal's.
+  double min_ulp = is_float ? std::ldexp(1.0, -149) : std::ldexp(1.0, -1074);
+  return std::fabs(got - reference) / std::max(ulp, min_ulp);
+}
+
+const MathCase kCases[] = {
+    {"exp", [](double x) { return std::exp(x); }, -87, 88, 4},
+    {"log", [](double x) { return std::log(x); }, 1e-3, 1e6, 4},
+    {"tanh", [](double x) { return std::tanh(x); }, -9, 9, 4},
+    {"erf", [](double x) { return std::erf(x); }, -4, 4, 4},
+    {"sin", [](double x) { return std::sin(x); }, -100, 100, 4},
+    {"cos", [](double x) { return std::cos(x); }, -100, 100, 4},
+    {"atan", [](double x) { return std::atan(x); }, -50, 50, 4},
+    {"sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -30, 30, 6},
+};
+
+std::vector<double> Sweep(const MathCase& c, bool is_float) {
+  std::vector<double> x;
+  for (int i = 0; i < kSize; ++i) {
+    double v = c.lo + (c.hi - c.lo) * (i + 0.37) / kSize;
+    x.push_back(is_float ? static_cast<float>(v) : v);
+  }
+  return x;
+}
+
+void CheckAccuracy(const std::string& cpu, const char* dtype, DataType kiln_dtype,
+                   const std::string& expected_call) {
+  bool is_float = kiln_dtype == DataType::kFloat32;
+  for (const MathCase& c : kCases) {
+    CompileResult compiled = CompileUnary(c.op, dtype, cpu, /*emit_ir=*/true);
+    // A sigmoid calls exp; every other case calls its own function.
+    std::string function = std::string(c.op) == "sigmoid" ? "exp" : c.op;
+    EXPECT_THAT(compiled.native->llvm_ir,
+                HasSubstr(absl::StrCat(expected_call, "_", function, is_float ? "f" : "")))
+        << c.op << " on " << cpu;
+    std::vector<double> x = Sweep(c, is_float);
+    ModelTensors tensors = MakeModelTensors(compiled);
+    tensors.inputs[0] = loop::HostTensor::FromDoubles(kiln_dtype, {kSize}, x);
+    absl::Status ran = RunNative(compiled, {&tensors.inputs[0]}, {&tensors.outputs[0]});
+    ASSERT_TRUE(ran.ok()) << c.op << ": " << ran;
+    std::vector<double> y = tensors.outputs[0].ToDoubles();
+    double worst = 0;
+    double worst_x = 0;
+    for (int i = 0; i < kSize; ++i) {
+      double error = UlpError(y[i], c.reference(x[i]), is_float);
+      if (error > worst) {
+        worst = error;
+        worst_x = x[i];
+      }
+    }
+    EXPECT_LE(worst, c.max_ulp) << c.op << " (" << dtype << ", " << cpu << ") at x = " << worst_x;
+  }
+}
+
+// AVX2 (`d`, 256 bits): one call per 8 floats or 4 doubles.
+TEST(VectorMathTest, Avx2VariantsStayWithinTheDocumentedError) {
+  CheckAccuracy("haswell", "float32", DataType::kFloat32, "_ZGVdN8v");
+  CheckAccuracy("haswell", "float64", DataType::kFloat64, "_ZGVdN4v");
+}
+
+// SSE (`b`, 128 bits): an 8-float vector is two calls of 4.
+TEST(VectorMathTest, SseVariantsSplitWiderVectors) {
+  CheckAccuracy("x86-64-v2", "float32", DataType::kFloat32, "_ZGVbN4v");
+}
+
+// Other targets keep one libm call per lane: no libmvec names in an aarch64 module.
+TEST(VectorMathTest, OtherTargetsCallLibmPerLane) {
+  std::string text = absl::StrCat("def @main(%x: Tensor[(", kSize, "), float32]) {\n  tanh(%x)\n}\n");
+  CompileOptions options;
+  options.codegen = HostCodegenOptions();
+  options.codegen->target = {"aarch64-linux-gnu", "", ""};
+  options.codegen->emit_llvm_ir = true;
+  absl::StatusOr<CompileResult> compiled = CompileGraphText(text, options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_THAT(compiled->native->llvm_ir, HasSubstr("@tanhf("));
+  EXPECT_THAT(compiled->native->llvm_ir, ::testing::Not(HasSubstr("_ZGV")));
+}
+
+}  // namespace
+}  // namespace kiln::driver
