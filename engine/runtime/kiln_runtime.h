@@ -10,6 +10,8 @@
  *   int32_t P_num_outputs(void);
  *   const kiln_tensor_info* P_input_info(int32_t index);   (NULL when out of range)
  *   const kiln_tensor_info* P_output_info(int32_t index);
+ *   int32_t P_num_kernels(void);                           (see kernel profiles below)
+ *   const char* P_kernel_name(int32_t index);
  *
  * Every pointer passed to P_run (each input, each output, the workspace) must be aligned to
  * KILN_ALIGNMENT bytes (aligned_alloc(64, ...)) and hold the bytes its info names; P_run returns
@@ -72,6 +74,18 @@ int32_t kiln_rt_num_threads(void);
 /* KILN_ALIGNMENT-aligned memory (NULL on failure), released by kiln_rt_free. */
 void* kiln_rt_alloc(int64_t bytes);
 void kiln_rt_free(void* pointer);
+
+/* Kernel profiles. Every model exports `int32_t P_num_kernels(void)` and
+ * `const char* P_kernel_name(int32_t)` (NULL when out of range); one compiled with kernel
+ * profiling (CodegenOptions::profile_kernels, kiln-run --benchmark) also brackets each kernel
+ * call with enter/exit, and the calls and nanoseconds of kernel i accumulate in this library until
+ * reset. Kernels at or above KILN_PROFILE_MAX_KERNELS are not timed. One profiled model runs at
+ * a time per process. */
+#define KILN_PROFILE_MAX_KERNELS 4096
+void kiln_rt_profile_enter(int32_t kernel);
+void kiln_rt_profile_exit(int32_t kernel);
+void kiln_rt_profile_read(int32_t kernel, int64_t* calls, int64_t* nanoseconds);
+void kiln_rt_profile_reset(void);
 
 /* base ** exponent with integer wrap-around; a negative exponent gives 0 except for bases 1 and
  * -1 (the loop IR's integer pow). */

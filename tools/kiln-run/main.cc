@@ -65,6 +65,40 @@ std::string Describe(const std::string& name, const kiln::loop::HostTensor& tens
                       absl::StrJoin(tensor.shape, ", "), "] ", head);
 }
 
+// The kernels' mean time per run, slowest first (the profile kiln_rt_profile_read keeps for a
+// model compiled with CodegenOptions::profile_kernels): the 20 slowest and the rest summed.
+void PrintKernelTimes(const std::vector<std::string>& names, int runs) {
+  struct Row {
+    std::string name;
+    int64_t calls, nanoseconds;
+  };
+  std::vector<Row> rows;
+  int64_t total = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    Row row{names[i], 0, 0};
+    kiln_rt_profile_read(static_cast<int32_t>(i), &row.calls, &row.nanoseconds);
+    total += row.nanoseconds;
+    rows.push_back(row);
+  }
+  if (total == 0) return;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.nanoseconds > b.nanoseconds; });
+  std::printf("kernels (mean per run, slowest first):\n%10s %7s %6s  %s\n", "ms", "share", "calls",
+              "kernel");
+  const size_t shown = std::min<size_t>(rows.size(), 20);
+  for (size_t i = 0; i < shown; ++i) {
+    std::printf("%10.3f %6.1f%% %6.1f  %s\n", rows[i].nanoseconds / 1e6 / runs,
+                100.0 * rows[i].nanoseconds / total, static_cast<double>(rows[i].calls) / runs,
+                rows[i].name.c_str());
+  }
+  if (rows.size() > shown) {
+    int64_t rest = 0;
+    for (size_t i = shown; i < rows.size(); ++i) rest += rows[i].nanoseconds;
+    std::printf("%10.3f %6.1f%%         (%zu more kernels)\n", rest / 1e6 / runs, 100.0 * rest / total,
+                rows.size() - shown);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,7 +151,11 @@ int main(int argc, char** argv) {
       if (parts.size() != 2 || dims.empty()) return Fail("bad --input-shape " + spec + " (NAME=D0xD1x...)");
       options.import.input_shapes[parts[0]] = dims;
     }
-    if (backend == kiln::driver::Backend::kNative) options.codegen = kiln::driver::HostCodegenOptions();
+    if (backend == kiln::driver::Backend::kNative) {
+      options.codegen = kiln::driver::HostCodegenOptions();
+      // Per-kernel times for --benchmark: two runtime calls around each kernel.
+      options.codegen->profile_kernels = absl::GetFlag(FLAGS_benchmark) > 0;
+    }
     bool onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
     auto compile_start = std::chrono::steady_clock::now();
     absl::StatusOr<kiln::driver::CompileResult> result =
@@ -177,6 +215,7 @@ int main(int argc, char** argv) {
   }
 
   if (int n = absl::GetFlag(FLAGS_benchmark); n > 0) {
+    kiln_rt_profile_reset();
     std::vector<double> ms;
     for (int i = 0; i < n; ++i) {
       auto start = std::chrono::steady_clock::now();
@@ -187,6 +226,7 @@ int main(int argc, char** argv) {
     std::printf("benchmark: %d runs, %d threads: median %.3f ms, p90 %.3f ms, min %.3f ms\n", n,
                 kiln_rt_num_threads(), ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)],
                 ms.front());
+    if (native && compiled) PrintKernelTimes(native->kernel_names(), n);
   }
 
   if (absl::GetFlag(FLAGS_compare_interpreter)) {

@@ -43,6 +43,9 @@ struct CodegenOptions {
   // linked by lld, exporting only `<prefix>_*`, needing only glibc (libc, libm, libmvec). For
   // x86_64 Linux targets, the architecture libkiln_rt is prebuilt for.
   bool emit_shared_library = false;
+  // Bracket every kernel call in the entry with kiln_rt_profile_enter/exit (kiln_runtime.h): per-
+  // kernel calls and time for kiln-run --benchmark. Off by default (two calls per kernel).
+  bool profile_kernels = false;
   // DWARF line tables pointing into the printed loop IR (NativeModule::loop_source, named
   // "model.loop.py", the LOOP_IR artifact): objdump -S, gdb and perf attribute machine code to
   // loop-IR lines. With emit_assembly, the assembly is annotated with each instruction's line

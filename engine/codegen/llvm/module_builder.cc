@@ -99,6 +99,7 @@ class Builder {
     for (const lower::LoweredKernel& kernel : lowered_.kernels) EmitKernel(kernel);
     EmitEntry();
     EmitSignature();
+    EmitKernelNames();
     BuiltModule built;
     built.workspace_bytes = scratch_base_ + max_scratch_bytes_;
     EmitWorkspaceSize(built.workspace_bytes);
@@ -111,6 +112,7 @@ class Builder {
   struct KernelInfo {
     loop::PrimFunc func;
     llvm::Function* function = nullptr;
+    int id = 0;  // its index in lowered.kernels: <prefix>_kernel_name(id), the profile's slot
     std::unordered_map<const loop::AllocateNode*, int64_t> scratch_offsets;
     int64_t scratch_bytes = 0;
   };
@@ -176,6 +178,7 @@ class Builder {
   void DeclareKernel(const lower::LoweredKernel& kernel) {
     KernelInfo& info = kernels_[kernel.name];
     info.func = KernelFunc(kernel.name);
+    info.id = static_cast<int>(kernels_.size()) - 1;
     PlanScratch(info.func->body, info);
     max_scratch_bytes_ = std::max(max_scratch_bytes_, RoundUp(info.scratch_bytes));
 
@@ -321,7 +324,49 @@ class Builder {
                                                                 arg->name));
     }
     args.push_back(b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), workspace_, scratch_base_, "scratch"));
+    if (options_.profile_kernels) b.CreateCall(context_.ProfileEnter(), {b.getInt32(info.id)});
     b.CreateCall(info.function, args);
+    if (options_.profile_kernels) b.CreateCall(context_.ProfileExit(), {b.getInt32(info.id)});
+  }
+
+  // int32_t <prefix>_num_kernels(void) and const char* <prefix>_kernel_name(int32_t): NULL out
+  // of range.
+  void EmitKernelNames() {
+    llvm::LLVMContext& context = context_.context();
+    auto* ptr = llvm::PointerType::getUnqual(context);
+    auto* i32 = llvm::Type::getInt32Ty(context);
+    std::vector<llvm::Constant*> names;
+    for (const lower::LoweredKernel& kernel : lowered_.kernels) {
+      names.push_back(ConstantString(
+          kernel.name, absl::StrCat(options_.symbol_prefix, "_kernel_", names.size(), "_name")));
+    }
+    auto* table_type = llvm::ArrayType::get(ptr, names.size());
+    auto* table = new llvm::GlobalVariable(
+        *module_, table_type, true, llvm::GlobalValue::InternalLinkage,
+        llvm::ConstantArray::get(table_type, names),
+        absl::StrCat(options_.symbol_prefix, "_kernel_names"));
+    auto* query = llvm::Function::Create(llvm::FunctionType::get(ptr, {i32}, false),
+                                         llvm::Function::ExternalLinkage,
+                                         absl::StrCat(options_.symbol_prefix, "_kernel_name"),
+                                         *module_);
+    query->setDoesNotThrow();
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", query));
+    llvm::Value* index = query->getArg(0);
+    llvm::Value* in_range = b.CreateICmpULT(index, b.getInt32(static_cast<uint32_t>(names.size())));
+    llvm::BasicBlock* found = llvm::BasicBlock::Create(context, "found", query);
+    llvm::BasicBlock* missing = llvm::BasicBlock::Create(context, "missing", query);
+    b.CreateCondBr(in_range, found, missing);
+    b.SetInsertPoint(found);
+    llvm::Value* slot = b.CreateGEP(table_type, table, {b.getInt64(0), b.CreateZExt(index, b.getInt64Ty())});
+    b.CreateRet(b.CreateLoad(ptr, slot));
+    b.SetInsertPoint(missing);
+    b.CreateRet(llvm::ConstantPointerNull::get(ptr));
+    auto* counter = llvm::Function::Create(
+        llvm::FunctionType::get(i32, false), llvm::Function::ExternalLinkage,
+        absl::StrCat(options_.symbol_prefix, "_num_kernels"), *module_);
+    counter->setDoesNotThrow();
+    llvm::IRBuilder<> cb(llvm::BasicBlock::Create(context, "entry", counter));
+    cb.CreateRet(cb.getInt32(static_cast<uint32_t>(names.size())));
   }
 
   // <prefix>_num_inputs/_num_outputs and <prefix>_input_info/_output_info (kiln_tensor_info).

@@ -88,6 +88,18 @@ llvm::FunctionCallee ModuleContext::ParallelFor() {
       llvm::FunctionType::get(llvm::Type::getVoidTy(context()), {i64, ptr, ptr}, false));
 }
 
+llvm::FunctionCallee ModuleContext::ProfileEnter() {
+  return module.getOrInsertFunction(
+      "kiln_rt_profile_enter",
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context()), {llvm::Type::getInt32Ty(context())}, false));
+}
+
+llvm::FunctionCallee ModuleContext::ProfileExit() {
+  return module.getOrInsertFunction(
+      "kiln_rt_profile_exit",
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context()), {llvm::Type::getInt32Ty(context())}, false));
+}
+
 llvm::FunctionCallee ModuleContext::IntPow() {
   auto* i64 = llvm::Type::getInt64Ty(context());
   return module.getOrInsertFunction("kiln_rt_ipow", llvm::FunctionType::get(i64, {i64, i64}, false));

@@ -40,6 +40,9 @@ struct ModuleContext {
   llvm::FunctionCallee IntPow();
   llvm::FunctionCallee Alloc();
   llvm::FunctionCallee Free();
+  // void kiln_rt_profile_enter(i32), void kiln_rt_profile_exit(i32).
+  llvm::FunctionCallee ProfileEnter();
+  llvm::FunctionCallee ProfileExit();
   // A C math function of one or two `type` arguments (tanhf, erf, ...).
   llvm::FunctionCallee MathFunction(const std::string& name, llvm::Type* type, int arity);
 

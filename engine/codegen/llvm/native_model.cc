@@ -48,6 +48,7 @@ struct NativeModel::Impl {
   int num_outputs = 0;
   const kiln_tensor_info* (*input_info)(int32_t) = nullptr;
   const kiln_tensor_info* (*output_info)(int32_t) = nullptr;
+  std::vector<std::string> kernel_names;
 };
 
 namespace {
@@ -58,7 +59,8 @@ absl::StatusOr<std::unique_ptr<NativeModel::Impl>> BindEntryPoints(
   auto impl = std::make_unique<NativeModel::Impl>();
   std::map<std::string, void*> found;
   for (const char* suffix :
-       {"_run", "_workspace_size", "_num_inputs", "_num_outputs", "_input_info", "_output_info"}) {
+       {"_run", "_workspace_size", "_num_inputs", "_num_outputs", "_input_info", "_output_info",
+        "_num_kernels", "_kernel_name"}) {
     absl::StatusOr<void*> address = lookup(absl::StrCat(prefix, suffix));
     if (!address.ok()) return address.status();
     found[suffix] = *address;
@@ -69,6 +71,9 @@ absl::StatusOr<std::unique_ptr<NativeModel::Impl>> BindEntryPoints(
   impl->num_outputs = reinterpret_cast<int32_t (*)()>(found["_num_outputs"])();
   impl->input_info = reinterpret_cast<const kiln_tensor_info* (*)(int32_t)>(found["_input_info"]);
   impl->output_info = reinterpret_cast<const kiln_tensor_info* (*)(int32_t)>(found["_output_info"]);
+  auto kernel_name = reinterpret_cast<const char* (*)(int32_t)>(found["_kernel_name"]);
+  int32_t kernels = reinterpret_cast<int32_t (*)()>(found["_num_kernels"])();
+  for (int32_t i = 0; i < kernels; ++i) impl->kernel_names.emplace_back(kernel_name(i));
   return impl;
 }
 
@@ -92,6 +97,8 @@ absl::StatusOr<std::unique_ptr<NativeModel>> NativeModel::Load(const NativeModul
   define("kiln_rt_ipow", &kiln_rt_ipow);
   define("kiln_rt_alloc", &kiln_rt_alloc);
   define("kiln_rt_free", &kiln_rt_free);
+  define("kiln_rt_profile_enter", &kiln_rt_profile_enter);
+  define("kiln_rt_profile_exit", &kiln_rt_profile_exit);
   if (llvm::Error error = library.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
     return absl::InternalError(ErrorText(std::move(error)));
   }
@@ -144,6 +151,8 @@ absl::StatusOr<std::unique_ptr<NativeModel>> NativeModel::LoadSharedLibrary(
   if (!impl.ok()) return impl.status();
   return std::unique_ptr<NativeModel>(new NativeModel(*std::move(impl)));
 }
+
+const std::vector<std::string>& NativeModel::kernel_names() const { return impl_->kernel_names; }
 
 std::vector<TensorSignature> NativeModel::inputs() const {
   std::vector<TensorSignature> out;

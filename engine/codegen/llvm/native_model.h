@@ -46,6 +46,10 @@ class NativeModel {
   int num_outputs() const;
   std::vector<TensorSignature> inputs() const;
   std::vector<TensorSignature> outputs() const;
+  // The kernels in the entry's order: index i is kiln_rt_profile_read's kernel i when the model
+  // was compiled with CodegenOptions::profile_kernels (and loaded with the JIT, whose runtime is
+  // this process's libkiln_rt; a shared library keeps its own).
+  const std::vector<std::string>& kernel_names() const;
 
  private:
   explicit NativeModel(std::unique_ptr<Impl> impl);
