@@ -51,8 +51,11 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t) {
   te::IterVar y_outer, y_inner;
   if (axes.size() >= 2) {
     const te::IterVar& y = axes[axes.size() - 2];
-    if (y->extent > kReductionRowTile && y->extent % kReductionRowTile == 0) {
-      std::tie(y_outer, y_inner) = schedule.Split(t, y, kReductionRowTile);
+    for (int64_t tile : kReductionRowTiles) {
+      if (y->extent > tile && y->extent % tile == 0) {
+        std::tie(y_outer, y_inner) = schedule.Split(t, y, tile);
+        break;
+      }
     }
   }
 
@@ -67,7 +70,7 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t) {
   order.push_back(x_inner);
   schedule.Reorder(t, order);
   schedule.Vectorize(t, x_inner);
-  // The row tile is unrolled: kReductionRowTile vector accumulators per
+  // The row tile is unrolled: one vector accumulator per row and
   // reduce step, which code generation keeps in registers.
   if (y_inner) schedule.Unroll(t, y_inner);
   // The tile loops stay serial: only loops outside the reduction run in parallel.

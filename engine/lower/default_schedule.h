@@ -15,20 +15,23 @@ namespace kiln::lower {
 
 // Lanes tried for the innermost loop, widest first; an extent that is a
 // multiple of none of them is not vectorized (no guarded vector loops).
-inline constexpr int64_t kVectorWidths[] = {8, 4};
+// 7, 6 and 5 lanes serve the odd widths of CNN feature maps (14, 28, 7, 49):
+// LLVM widens such a vector to the next register size, which beats scalar
+// code several times over.
+inline constexpr int64_t kVectorWidths[] = {8, 7, 6, 5, 4};
 // Leading data-parallel loops are fused until the parallel loop has at least
 // this many iterations (or no data-parallel loop is left to fuse).
 inline constexpr int64_t kMinParallelExtent = 16;
-// The extent the second-innermost output loop of a reduction is tiled by,
-// when it divides that extent (a register tile with the vector loop).
-inline constexpr int64_t kReductionRowTile = 4;
+// The extents the second-innermost output loop of a reduction is tiled by,
+// the first that divides it (a register tile with the vector loop).
+inline constexpr int64_t kReductionRowTiles[] = {4, 7};
 
 // The schedule of `outputs` (the results of one fused function):
 //  * every compute stage that is not an output, does not reduce and does not pad
 //    (te::kPadTag) is inlined into its readers (compute_inline);
 //  * a reduction stage (conv2d, dense, matmul, pooling, reduce, the maxima and
 //    sums of softmax, ...): the innermost output axis is split by a vector
-//    width that divides it, the axis before it is tiled by kReductionRowTile,
+//    width that divides it, the axis before it is tiled by kReductionRowTiles,
 //    the reduce loops move inside the outer output loops and outside the tile,
 //    the vector loop is vectorized, the row-tile loop unrolled, and the outer
 //    loops are fused and run in parallel;

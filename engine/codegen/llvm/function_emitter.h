@@ -71,6 +71,10 @@ class FunctionEmitter {
   llvm::Value* ElementPointer(const loop::Buffer& buffer, llvm::Value* index);
   // When `indices` is one Ramp of stride 1: its base (the first element of a contiguous access).
   const loop::PrimExpr* ContiguousBase(const std::vector<loop::PrimExpr>& indices);
+  // `access` (a load or store of `buffer`) with the buffer's alias scope (ModuleContext).
+  llvm::Value* Tagged(llvm::Value* access, const loop::Buffer& buffer);
+  // The constant stride (2..4) of a one-index Ramp, else 0: loaded as one span and a shuffle.
+  int64_t SmallStride(const std::vector<loop::PrimExpr>& indices);
 
   // Conversions between compute and storage representations.
   llvm::Value* FromStorage(llvm::Value* stored, DataType dtype);

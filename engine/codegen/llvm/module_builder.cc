@@ -219,7 +219,31 @@ class Builder {
       emitter.Bind(info.func->params[i].get(), arg);
       emitter.Bind(info.func->param_buffer(i)->data.get(), arg);
     }
+    std::vector<const loop::VarNode*> disjoint;
+    const std::set<int>& aliased = aliased_params_[kernel.name];
+    for (size_t i = 0; i < info.func->params.size(); ++i) {
+      if (aliased.count(static_cast<int>(i)) == 0) disjoint.push_back(info.func->param_buffer(i)->data.get());
+    }
+    CollectAllocations(info.func->body, &disjoint);
+    context_.DeclareDisjointBuffers(disjoint);
     emitter.EmitBody(info.func->body);
+  }
+
+  // The storage every Allocate of `stmt` declares, parallel loops included.
+  static void CollectAllocations(const loop::Stmt& stmt, std::vector<const loop::VarNode*>* out) {
+    if (const auto* op = stmt.as<loop::ForNode>()) return CollectAllocations(op->body, out);
+    if (const auto* op = stmt.as<loop::AllocateNode>()) {
+      out->push_back(op->data.get());
+      return CollectAllocations(op->body, out);
+    }
+    if (const auto* op = stmt.as<loop::SeqStmtNode>()) {
+      for (const loop::Stmt& s : op->seq) CollectAllocations(s, out);
+    } else if (const auto* op = stmt.as<loop::IfThenElseNode>()) {
+      CollectAllocations(op->then_case, out);
+      if (op->else_case) CollectAllocations(op->else_case, out);
+    } else if (const auto* op = stmt.as<loop::LetStmtNode>()) {
+      CollectAllocations(op->body, out);
+    }
   }
 
   // Weights: aligned, internal, read-only data.

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/support/check.h"
 #include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/MDBuilder.h"
 
 namespace kiln::codegen {
 namespace {
@@ -131,6 +132,34 @@ llvm::FunctionCallee ModuleContext::MathFunction(const std::string& name, llvm::
 
 std::string ModuleContext::OutlinedName(const std::string& parent) {
   return absl::StrCat(parent, "_parallel_", outlined++);
+}
+
+void ModuleContext::DeclareDisjointBuffers(const std::vector<const loop::VarNode*>& buffers) {
+  if (buffers.size() < 2) return;  // nothing to tell apart
+  llvm::MDBuilder md(context());
+  // Named after a counter, not a pointer: the module's text stays the same from run to run.
+  llvm::MDNode* domain = md.createAliasScopeDomain(absl::StrCat("kiln.kernel.", alias_domains_++));
+  std::vector<llvm::MDNode*> scopes;
+  // Scopes are uniqued by name within the domain: the index keeps two buffers of one name apart
+  // (one scope for both would tell LLVM that each does not alias itself).
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    scopes.push_back(md.createAliasScope(absl::StrCat(buffers[i]->name, ".", i), domain));
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    std::vector<llvm::Metadata*> others;
+    for (size_t j = 0; j < buffers.size(); ++j) {
+      if (j != i) others.push_back(scopes[j]);
+    }
+    alias_tags_[buffers[i]] = {llvm::MDNode::get(context(), {scopes[i]}),
+                               llvm::MDNode::get(context(), others)};
+  }
+}
+
+void ModuleContext::TagAccess(llvm::Instruction* access, const loop::VarNode* buffer) const {
+  auto it = alias_tags_.find(buffer);
+  if (it == alias_tags_.end()) return;
+  access->setMetadata(llvm::LLVMContext::MD_alias_scope, it->second.scope);
+  access->setMetadata(llvm::LLVMContext::MD_noalias, it->second.noalias);
 }
 
 }  // namespace kiln::codegen

@@ -6,9 +6,12 @@
 #include <string>
 #include <unordered_map>
 
-#include "engine/ir/dtype.h"
+#include <vector>
+
 #include "engine/codegen/llvm/vector_math.h"
+#include "engine/ir/dtype.h"
 #include "engine/ir/object.h"
+#include "engine/loop/expr.h"
 #include "llvm/IR/DIBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -56,6 +59,14 @@ struct ModuleContext {
   llvm::DISubprogram* AttachSubprogram(llvm::Function* function, int line);
   void FinishDebugInfo();
 
+  // Alias scopes: `buffers` (the storage of one kernel's buffers that never overlap: its
+  // Allocates and the params no other param shares) get one scope each, and TagAccess marks a
+  // load or store of one as touching its scope and none of the others. So LLVM may keep a value
+  // of one buffer in registers across stores to another, even inside outlined parallel loops
+  // whose pointers come from a closure.
+  void DeclareDisjointBuffers(const std::vector<const loop::VarNode*>& buffers);
+  void TagAccess(llvm::Instruction* access, const loop::VarNode* buffer) const;
+
   llvm::Module& module;
   const bool fast_math;
   const VectorMathTarget vector_math;
@@ -66,6 +77,12 @@ struct ModuleContext {
   std::unique_ptr<llvm::DIBuilder> di_;
   llvm::DIFile* file_ = nullptr;
   llvm::DISubroutineType* void_type_ = nullptr;
+  struct AliasTags {
+    llvm::MDNode* scope;    // !alias.scope: its own scope
+    llvm::MDNode* noalias;  // !noalias: the kernel's other scopes
+  };
+  std::unordered_map<const loop::VarNode*, AliasTags> alias_tags_;
+  int alias_domains_ = 0;
 };
 
 }  // namespace kiln::codegen

@@ -94,9 +94,10 @@ def @main(%x: Tensor[(4, 6), float32] /* si=input */) {
   for (int i = 0; i < 24; ++i) EXPECT_EQ(outputs[0][i], std::max(0, 2 * (i - 12))) << i;
 }
 
+// 9 elements: none of 8, 7, 6, 5, 4 lanes divides them.
 TEST(DefaultScheduleTest, ExtentsNoVectorWidthDividesStayScalar) {
   absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
-def @main(%x: Tensor[(3, 5), float32] /* si=input */) {
+def @main(%x: Tensor[(3, 3), float32] /* si=input */) {
   nn.relu(%x) /* si=relu */
 }
 )");
