@@ -49,29 +49,46 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t) {
   if (x->extent > lanes) std::tie(x_outer, x_inner) = schedule.Split(t, x, lanes);
 
   te::IterVar y_outer, y_inner;
+  int64_t rows = 1;
   if (axes.size() >= 2) {
     const te::IterVar& y = axes[axes.size() - 2];
     for (int64_t tile : kReductionRowTiles) {
       if (y->extent > tile && y->extent % tile == 0) {
         std::tie(y_outer, y_inner) = schedule.Split(t, y, tile);
+        rows = tile;
+        break;
+      }
+    }
+  }
+  // The axis before the rows (a convolution's output channels) is tiled too, while the tile
+  // keeps at most kMaxAccumulators vectors: each input row loaded then feeds that many channels.
+  te::IterVar z_outer, z_inner;
+  if (axes.size() >= 3) {
+    const te::IterVar& z = axes[axes.size() - 3];
+    for (int64_t tile : kReductionChannelTiles) {
+      if (tile * rows <= kMaxAccumulators && z->extent > tile && z->extent % tile == 0) {
+        std::tie(z_outer, z_inner) = schedule.Split(t, z, tile);
         break;
       }
     }
   }
 
-  // [outer axes..., y.outer, x.outer, reduce axes..., y.inner, x.inner]: each
+  // [outer axes..., z.outer, y.outer, x.outer, reduce axes..., z.inner, y.inner, x.inner]: each
   // reduce step updates a tile of outputs, the vector lanes innermost.
   std::vector<te::IterVar> order;
-  for (size_t i = 0; i + 2 < axes.size(); ++i) order.push_back(axes[i]);
+  for (size_t i = 0; i + 3 < axes.size(); ++i) order.push_back(axes[i]);
+  if (axes.size() >= 3) order.push_back(z_outer ? z_outer : axes[axes.size() - 3]);
   if (axes.size() >= 2) order.push_back(y_outer ? y_outer : axes[axes.size() - 2]);
   if (x_outer) order.push_back(x_outer);
   order.insert(order.end(), reduce_axes.begin(), reduce_axes.end());
+  if (z_inner) order.push_back(z_inner);
   if (y_inner) order.push_back(y_inner);
   order.push_back(x_inner);
   schedule.Reorder(t, order);
   schedule.Vectorize(t, x_inner);
   // The row tile is unrolled: one vector accumulator per row and
   // reduce step, which code generation keeps in registers.
+  if (z_inner) schedule.Unroll(t, z_inner);
   if (y_inner) schedule.Unroll(t, y_inner);
   // The tile loops stay serial: only loops outside the reduction run in parallel.
   ParallelizeOuter(schedule, t, reduce_axes.empty() ? x_inner : reduce_axes.front());

@@ -25,14 +25,20 @@ inline constexpr int64_t kMinParallelExtent = 16;
 // The extents the second-innermost output loop of a reduction is tiled by,
 // the first that divides it (a register tile with the vector loop).
 inline constexpr int64_t kReductionRowTiles[] = {4, 7};
+// The extents the third-innermost output loop of a reduction (a convolution's
+// output channels) is tiled by, the first that divides it and keeps the
+// tile's vector accumulators (channels x rows) at most kMaxAccumulators.
+inline constexpr int64_t kReductionChannelTiles[] = {4, 2};
+inline constexpr int64_t kMaxAccumulators = 16;
 
 // The schedule of `outputs` (the results of one fused function):
 //  * every compute stage that is not an output, does not reduce and does not pad
 //    (te::kPadTag) is inlined into its readers (compute_inline);
 //  * a reduction stage (conv2d, dense, matmul, pooling, reduce, the maxima and
 //    sums of softmax, ...): the innermost output axis is split by a vector
-//    width that divides it, the axis before it is tiled by kReductionRowTiles,
-//    the reduce loops move inside the outer output loops and outside the tile,
+//    width that divides it, the axis before it is tiled by kReductionRowTiles
+//    and the one before that by kReductionChannelTiles, the reduce loops move
+//    inside the outer output loops and outside the tile,
 //    the vector loop is vectorized, the row-tile loop unrolled, and the outer
 //    loops are fused and run in parallel;
 //  * any other stage left (an elementwise or injective output, a padding): all axes are

@@ -33,6 +33,17 @@ int64_t BufferBytes(const loop::Buffer& buffer) {
   return buffer->NumElements() * DataTypeBytes(buffer->dtype);
 }
 
+// The bytes from a buffer's first element to just past its last (its strides may spread them).
+int64_t SpanBytes(const loop::Buffer& buffer) {
+  std::vector<int64_t> strides = buffer->EffectiveStrides();
+  int64_t last = 0;
+  for (size_t d = 0; d < buffer->shape.size(); ++d) {
+    if (buffer->shape[d] == 0) return 0;
+    last += (buffer->shape[d] - 1) * std::abs(strides[d]);
+  }
+  return (last + 1) * DataTypeBytes(buffer->dtype);
+}
+
 // Statements a kernel may hold, and main's shape (Allocates of the workspace around kernel
 // calls): anything else is a construct this code generator does not know.
 absl::Status CheckKernelStmt(const loop::Stmt& stmt, const std::string& kernel) {
@@ -139,13 +150,19 @@ class Builder {
     std::vector<int64_t>& aligns = param_align_[call->callee->name_hint];
     std::set<int>& aliased = aliased_params_[call->callee->name_hint];
     aligns.resize(call->args.size(), kAlignment);
+    // Byte ranges within their storage: two arguments alias when they share storage and their
+    // ranges overlap (the memory plan gives values live at the same time disjoint ranges of
+    // the one workspace; a reshape's view shares its input's range).
+    std::vector<std::pair<int64_t, int64_t>> ranges;
     for (size_t i = 0; i < call->args.size(); ++i) {
       const loop::Buffer& arg = call->args[i];
       int64_t base = storage_offset_.count(arg->data.get()) ? storage_offset_[arg->data.get()] : 0;
       int64_t offset = base + arg->elem_offset * DataTypeBytes(arg->dtype);
       aligns[i] = std::min(aligns[i], AlignmentOf(offset));
+      ranges.emplace_back(offset, offset + SpanBytes(arg));
       for (size_t j = 0; j < i; ++j) {
-        if (call->args[j]->data.same_as(arg->data)) {
+        bool overlap = ranges[j].first < ranges[i].second && ranges[i].first < ranges[j].second;
+        if (call->args[j]->data.same_as(arg->data) && overlap) {
           aliased.insert(static_cast<int>(i));
           aliased.insert(static_cast<int>(j));
         }
