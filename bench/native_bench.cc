@@ -1,12 +1,14 @@
 // Figures for native code (issue 13) on the ResNet-50-class model of bench/resnet_model.h:
 //  - the full compile to an object (import through LLVM code generation, one thread), with a
-//    per-stage breakdown measured by stopping the same compile after each stage;
+//    per-stage breakdown, and what debug info and the annotated assembly add to it;
 //  - the generated code's latency with 1 and 2 threads (the ratio is the parallel speedup);
 //  - with --ort=DIR (a directory holding node_modules/onnxruntime-node), ONNX Runtime's latency
 //    on the same model and input, one intra-op thread, measured in the same run by
-//    bench/ort_latency.js, and the ratio of Kiln's to it.
+//    bench/ort_latency.js, the ratio of Kiln's to it, and the largest difference between the two
+//    runtimes' logits (the model's weights keep them finite).
 // Times are medians of N runs (and fastest for compiles); nothing here gates a test.
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -79,6 +81,21 @@ int main(int argc, char** argv) {
   std::printf("    of which: LLVM module %.2f s, LLVM pipeline %.2f s, machine code %.2f s (one compile)\n",
               compiled.native->build_seconds, compiled.native->optimize_seconds,
               compiled.native->emit_seconds);
+  // What provenance costs: the same compile without debug info, and with the annotated assembly
+  // and its JSON map on top (what kilnd makes for every compile).
+  auto fastest_with = [&](bool debug_info, bool annotations) {
+    kiln::driver::CompileOptions options = native;
+    options.codegen->debug_info = debug_info;
+    options.codegen->emit_assembly = annotations;
+    double best = 1e9;
+    for (int round = 0; round < 2; ++round) {
+      best = std::min(best, Seconds([&] { Compile(bytes, options); }));
+    }
+    return best;
+  };
+  double bare = fastest_with(false, false), annotated = fastest_with(true, true);
+  std::printf("provenance: without debug info %.2f s; DWARF lines x%.3f, with annotated assembly "
+              "and its JSON map x%.3f\n", bare, fastest / bare, annotated / bare);
   std::printf("object: %zu bytes, workspace %lld bytes\n", compiled.native->object.size(),
               static_cast<long long>(compiled.native->workspace_bytes));
   auto model = kiln::driver::LoadNative(compiled);
@@ -116,13 +133,32 @@ int main(int argc, char** argv) {
     std::string command = "NODE_PATH=" + ort_dir + "/node_modules node " + KILN_SOURCE_DIR +
                           "/bench/ort_latency.js " + model_path + " " + std::to_string(runs);
     FILE* pipe = popen(command.c_str(), "r");
-    char line[256] = {0};
-    double ort_ms = 0;
-    if (pipe != nullptr && std::fgets(line, sizeof(line), pipe) != nullptr) ort_ms = std::atof(line);
+    std::string text;
+    char chunk[4096];
+    size_t n;
+    while (pipe != nullptr && (n = std::fread(chunk, 1, sizeof(chunk), pipe)) > 0) text.append(chunk, n);
     if (pipe != nullptr) pclose(pipe);
+    double ort_ms = std::atof(text.c_str());
     if (ort_ms > 0) {
       std::printf("ONNX Runtime (1 intra-op thread, median of %d): %.2f ms; Kiln 1 thread / ORT = "
                   "x%.2f\n", runs, ort_ms, one / ort_ms);
+      // Its logits against Kiln's on the same input: the whole-model numerics check.
+      std::vector<double> reference;
+      size_t open = text.find('[');
+      for (size_t pos = open; open != std::string::npos && pos < text.size() && text[pos] != ']';) {
+        char* end = nullptr;
+        reference.push_back(std::strtod(text.c_str() + pos + 1, &end));
+        pos = static_cast<size_t>(end - text.c_str());
+      }
+      const float* logits = static_cast<const float*>(out);
+      size_t count = tensors.outputs[0].bytes.size() / sizeof(float);
+      double max_abs = 0, max_ref = 0;
+      for (size_t i = 0; i < std::min(count, reference.size()); ++i) {
+        max_abs = std::max(max_abs, std::abs(logits[i] - reference[i]));
+        max_ref = std::max(max_ref, std::abs(reference[i]));
+      }
+      std::printf("logits vs ONNX Runtime: %zu of %zu compared, max abs error %.3g (largest |logit| "
+                  "%.3g)\n", std::min(count, reference.size()), count, max_abs, max_ref);
     } else {
       std::printf("ONNX Runtime: no figure (%s)\n", command.c_str());
     }

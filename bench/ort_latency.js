@@ -1,6 +1,8 @@
 // ONNX Runtime's latency on a model for bench/native_bench.cc: one intra-op thread, the input
 // native_bench uses (x[i] = ((i * 7) % 255) / 255 - 0.5), one warm-up run, then the median of
-// RUNS runs in milliseconds on stdout. Usage: node ort_latency.js MODEL.onnx RUNS
+// RUNS runs in milliseconds on the first line of stdout, the first output's values (JSON) on the
+// second, so the caller can check its own numerics against ONNX Runtime's. Usage:
+// node ort_latency.js MODEL.onnx RUNS
 const ort = require('onnxruntime-node');
 
 async function main() {
@@ -14,7 +16,8 @@ async function main() {
   const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
   for (let i = 0; i < data.length; ++i) data[i] = ((i * 7) % 255) / 255 - 0.5;
   const feeds = {[name]: new ort.Tensor('float32', data, dims)};
-  await session.run(feeds);
+  const results = await session.run(feeds);
+  const output = results[session.outputNames[0]].data;
   const times = [];
   for (let i = 0; i < runs; ++i) {
     const start = process.hrtime.bigint();
@@ -23,5 +26,6 @@ async function main() {
   }
   times.sort((a, b) => a - b);
   console.log(times[Math.floor(times.length / 2)].toFixed(3));
+  console.log(JSON.stringify(Array.from(output)));
 }
 main().catch((e) => { console.error(e); process.exit(1); });

@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -72,7 +73,16 @@ class ResNetBuilder {
     for (int64_t d : dims) tensor->mutable_shape()->add_dim()->set_dim_value(d);
   }
 
-  std::string Weight(const std::vector<int64_t>& dims) {
+  // Values uniform in [lo, hi]; by default He-uniform for the weight's fan-in (dims[1:]), so
+  // activations keep their scale through 50 layers and the logits are finite numbers that
+  // another runtime's can be compared with.
+  std::string Weight(const std::vector<int64_t>& dims, double lo = 0, double hi = 0) {
+    if (lo == hi) {
+      int64_t fan_in = 1;
+      for (size_t i = 1; i < dims.size(); ++i) fan_in *= dims[i];
+      hi = std::sqrt(6.0 / static_cast<double>(fan_in));
+      lo = -hi;
+    }
     std::string name = "w" + std::to_string(counter_++);
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
@@ -86,7 +96,9 @@ class ResNetBuilder {
     init->set_data_type(onnx::TensorProto::FLOAT);
     for (int64_t d : dims) init->add_dims(d);
     std::vector<float> values(n);
-    for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>((rng_() % 2001) - 1000) * 1e-4f;
+    for (int64_t i = 0; i < n; ++i) {
+      values[i] = static_cast<float>(lo + (hi - lo) * static_cast<double>(rng_() % 2001) / 2000.0);
+    }
     init->set_raw_data(values.data(), values.size() * sizeof(float));
     return name;
   }
@@ -119,8 +131,9 @@ class ResNetBuilder {
   }
 
   std::string BatchNorm(const std::string& x, int channels) {
-    std::string scale = Weight({channels}), bias = Weight({channels});
-    std::string mean = Weight({channels}), var = Weight({channels});
+    // Inference statistics of a trained network: positive variances, scales near one.
+    std::string scale = Weight({channels}, 0.5, 1.0), bias = Weight({channels}, -0.1, 0.1);
+    std::string mean = Weight({channels}, -0.1, 0.1), var = Weight({channels}, 0.5, 1.5);
     return Node("BatchNormalization", {x, scale, bias, mean, var});
   }
 

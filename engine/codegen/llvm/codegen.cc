@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "engine/codegen/llvm/disassembly.h"
 #include "engine/codegen/llvm/model_header.h"
 #include "engine/codegen/llvm/module_builder.h"
 #include "engine/codegen/llvm/pass_events.h"
@@ -214,41 +215,20 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
   native.target = *target;
   native.symbol_prefix = options.symbol_prefix;
   native.workspace_bytes = built->workspace_bytes;
-  if (options.emit_llvm_ir || options.emit_assembly) {
-    // The texts are for reading: a copy whose weights are zeros (a ResNet's 100 MB of weights
-    // would otherwise be most of them). Code generation rewrites the IR it runs on, which is one
+  if (options.emit_llvm_ir) {
+    // The text is for reading: a copy whose weights are zeros (a ResNet's 100 MB of weights
+    // would otherwise be most of it). Code generation rewrites the IR it runs on, which is one
     // more reason for a copy.
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(module);
     ElideWeights(*copy, options.symbol_prefix);
-    if (options.emit_llvm_ir) {
-      llvm::raw_string_ostream ir(native.llvm_ir);
-      copy->print(ir, nullptr);
-    }
-    if (options.emit_assembly) {
-      absl::StatusOr<std::string> assembly =
-          EmitFile(*copy, **machine, llvm::CodeGenFileType::AssemblyFile, 1 << 20);
-      if (!assembly.ok()) return assembly.status();
-      native.assembly = *std::move(assembly);
-      if (options.debug_info) {
-        std::set<std::string> queries;
-        for (const char* suffix : {"_input_info", "_output_info", "_num_inputs", "_num_outputs",
-                                   "_workspace_size"}) {
-          queries.insert(options.symbol_prefix + suffix);
-        }
-        bool arm = llvm::Triple(target->triple).isAArch64();
-        LoopLineLayers line_layers = LayersByLine(lowered, lines);
-        for (const llvm::Function& function : module) {
-          if (const llvm::DISubprogram* subprogram = function.getSubprogram()) {
-            line_layers.function_lines[function.getName().str()] = subprogram->getLine();
-          }
-        }
-        AsmProvenance provenance = AnnotateAssembly(native.assembly, line_layers, arm ? "//" : "#",
-                                                    options.symbol_prefix + "_run", queries);
-        native.assembly = std::move(provenance.annotated_assembly);
-        native.provenance_json = std::move(provenance.json);
-        native.kernel_instructions = provenance.kernel_instructions;
-        native.kernel_instructions_with_layers = provenance.kernel_instructions_with_layers;
-      }
+    llvm::raw_string_ostream ir(native.llvm_ir);
+    copy->print(ir, nullptr);
+  }
+  // Read before code generation consumes the module: each function's own line.
+  std::map<std::string, int> function_lines;
+  for (const llvm::Function& function : module) {
+    if (const llvm::DISubprogram* subprogram = function.getSubprogram()) {
+      function_lines[function.getName().str()] = subprogram->getLine();
     }
   }
   size_t weight_bytes = 0;
@@ -257,6 +237,29 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
                                                 weight_bytes + (size_t{1} << 20));
   if (!object.ok()) return object.status();
   native.object = *std::move(object);
+  if (options.emit_assembly) {
+    // The object disassembled: the code users link, for the cost of a disassembly rather than
+    // a second run of code generation.
+    absl::StatusOr<std::string> assembly = DisassembleObject(native.object, *target);
+    if (!assembly.ok()) return assembly.status();
+    native.assembly = *std::move(assembly);
+    if (options.debug_info) {
+      std::set<std::string> queries;
+      for (const char* suffix : {"_input_info", "_output_info", "_num_inputs", "_num_outputs",
+                                 "_workspace_size", "_num_kernels", "_kernel_name"}) {
+        queries.insert(options.symbol_prefix + suffix);
+      }
+      bool arm = llvm::Triple(target->triple).isAArch64();
+      LoopLineLayers line_layers = LayersByLine(lowered, lines);
+      line_layers.function_lines = std::move(function_lines);
+      AsmProvenance provenance = AnnotateAssembly(native.assembly, line_layers, arm ? "//" : "#",
+                                                  options.symbol_prefix + "_run", queries);
+      native.assembly = std::move(provenance.annotated_assembly);
+      native.provenance_json = std::move(provenance.json);
+      native.kernel_instructions = provenance.kernel_instructions;
+      native.kernel_instructions_with_layers = provenance.kernel_instructions_with_layers;
+    }
+  }
   native.header = ModelHeader(lowered, options.symbol_prefix, native.workspace_bytes);
   native.build_seconds = build_seconds;
   native.optimize_seconds = optimize_seconds;

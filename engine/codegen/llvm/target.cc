@@ -26,6 +26,7 @@ void InitializeLlvmTargets() {
     llvm::InitializeAllTargetMCs();
     llvm::InitializeAllAsmPrinters();
     llvm::InitializeAllAsmParsers();
+    llvm::InitializeAllDisassemblers();
     // Machine instructions without a source line (spills, reloads, epilogues) continue the
     // line before them in the DWARF line table instead of getting line 0, as GCC's do: they
     // are the same statement's code, and line 0 would hide their layers from objdump -S and

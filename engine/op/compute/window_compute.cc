@@ -71,6 +71,22 @@ Tensor ZeroPad(const Tensor& data, const Window& w, const std::string& name) {
       te::kPadTag);
 }
 
+// data[n, c, y * stride] over the spatial extents of `out_shape`: the points a strided 1x1
+// window reads, as their own stage (te::kPadTag: materialized, not inlined).
+Tensor Subsample(const Tensor& data, const std::vector<int64_t>& strides,
+                 const std::vector<int64_t>& out_shape, const std::string& name) {
+  std::vector<int64_t> shape = {data.shape()[0], data.shape()[1]};
+  shape.insert(shape.end(), out_shape.begin() + 2, out_shape.end());
+  return te::Compute(
+      name, shape, {data},
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<PrimExpr> idx = AsExprs(i);
+        for (size_t d = 2; d < idx.size(); ++d) idx[d] = idx[d] * strides[d - 2];
+        return data(idx);
+      },
+      te::kPadTag);
+}
+
 // data (N, C, *in), weight (O, C / groups, *kernel) -> (N, O, *out):
 // out[n, o, y] = sum over c < C / groups and k of
 //   padded[n, g * C / groups + c, y * stride + k * dilation] * weight[o, c, k]
@@ -86,6 +102,17 @@ ComputeResult ConvCompute(const ComputeInput& in, const std::string& op, int n) 
   int64_t out_per_group = weight.shape()[0] / groups;
   std::string name = absl::StrCat("conv", n, "d");
   Tensor padded = ZeroPad(data, w, name + "_pad");
+  // A strided 1x1 convolution (a ResNet's downsampling shortcut) reads every s-th point: those
+  // points are gathered into their own stage first, so the reduction reads contiguous rows.
+  bool pointwise = true, strided = false;
+  for (int d = 0; d < n; ++d) {
+    pointwise &= weight.shape()[2 + d] == 1 && w.pad_begin[d] == 0 && w.pad_end[d] == 0;
+    strided |= w.strides[d] > 1;
+  }
+  if (pointwise && strided) {
+    padded = Subsample(data, w.strides, result.shape, name + "_strided");
+    w.strides.assign(n, 1);
+  }
   DataType acc = compute::ComputeType(result.dtype);
   IterVar rc = te::ReduceAxis(in_per_group, "rc");
   std::vector<IterVar> rk;
