@@ -51,7 +51,8 @@ enum kiln_dtype {
 };
 
 typedef struct kiln_tensor_info {
-  const char* name;     /* the ONNX graph input or output name */
+  const char* name;     /* an input's ONNX graph input name; outputs are out, or out0, out1, ...
+                           in the graph's output order */
   int32_t dtype;        /* a kiln_dtype */
   int32_t ndim;
   const int64_t* shape; /* ndim dimensions (-1: known only at run time, dynamic models) */
