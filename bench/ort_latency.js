@@ -2,17 +2,18 @@
 // native_bench uses (x[i] = ((i * 7) % 255) / 255 - 0.5), one warm-up run, then the median of
 // RUNS runs in milliseconds on the first line of stdout, the first output's values (JSON) on the
 // second, so the caller can check its own numerics against ONNX Runtime's. Usage:
-// node ort_latency.js MODEL.onnx RUNS
+// node ort_latency.js MODEL.onnx RUNS [DIMS]   (DIMS of the first input, e.g. 1x128x256;
+// default 1x3x224x224)
 const ort = require('onnxruntime-node');
 
 async function main() {
-  const [model, runsArg] = process.argv.slice(2);
+  const [model, runsArg, dimsArg] = process.argv.slice(2);
   const runs = parseInt(runsArg || '20', 10);
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential',
     graphOptimizationLevel: 'all'});
   const name = session.inputNames[0];
-  const dims = [1, 3, 224, 224];
+  const dims = (dimsArg || '1x3x224x224').split('x').map((d) => parseInt(d, 10));
   const data = new Float32Array(dims.reduce((a, b) => a * b, 1));
   for (let i = 0; i < data.length; ++i) data[i] = ((i * 7) % 255) / 255 - 0.5;
   const feeds = {[name]: new ort.Tensor('float32', data, dims)};
