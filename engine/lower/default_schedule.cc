@@ -112,6 +112,22 @@ void ScheduleElementwise(te::Schedule& schedule, const te::Tensor& t) {
   }
 }
 
+// A padding stage whose rows a vector width divides: the leading axes fused and parallel, each
+// row vectorized, so its index clamps and bounds tests act on one row's lanes (fusing the row in
+// too would divide and take remainders of every vector index). Other widths are scheduled as
+// any elementwise stage: one fused vector loop beats a scalar row loop.
+void SchedulePadding(te::Schedule& schedule, const te::Tensor& t) {
+  std::vector<te::IterVar> leaves = schedule.LeafIterVars(t);
+  int64_t lanes = leaves.size() >= 2 ? VectorFactor(leaves.back()->extent) : 0;
+  if (lanes == 0) return ScheduleElementwise(schedule, t);
+  te::IterVar row = leaves.back();
+  te::IterVar fused = leaves[0];
+  for (size_t i = 1; i + 1 < leaves.size() && fused; ++i) fused = schedule.Fuse(t, fused, leaves[i]);
+  if (!fused) return;
+  schedule.Vectorize(t, row->extent == lanes ? row : schedule.Split(t, row, lanes).second);
+  schedule.Parallel(t, fused);
+}
+
 }  // namespace
 
 te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool keep_record) {
@@ -138,6 +154,8 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool 
   for (const te::Tensor& t : roots) {
     if (IsReduction(*schedule.FindStage(t))) {
       ScheduleReduction(schedule, t);
+    } else if (schedule.FindStage(t)->op->tag == te::kPadTag) {
+      SchedulePadding(schedule, t);
     } else {
       ScheduleElementwise(schedule, t);
     }

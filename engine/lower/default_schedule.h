@@ -41,6 +41,8 @@ inline constexpr int64_t kMaxAccumulators = 16;
 //    inside the outer output loops and outside the tile,
 //    the vector loop is vectorized, the row-tile loop unrolled, and the outer
 //    loops are fused and run in parallel;
+//  * a padding stage whose rows a vector width divides: the leading axes fused
+//    and parallel, each row vectorized;
 //  * any other stage left (an elementwise or injective output, a padding): all axes are
 //    fused, split by a vector width that divides the total, the inner loop
 //    vectorized and the outer one parallel.

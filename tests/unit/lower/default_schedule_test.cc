@@ -94,6 +94,36 @@ def @main(%x: Tensor[(4, 6), float32] /* si=input */) {
   for (int i = 0; i < 24; ++i) EXPECT_EQ(outputs[0][i], std::max(0, 2 * (i - 12))) << i;
 }
 
+// A convolution's padding is its own stage: for 6x6 maps padded by 1, each 8-wide padded row is
+// one vector (the leading axes fused and parallel); a 7x7 map's 9-wide rows no width divides, so
+// that padding is fused whole and split like any elementwise stage. Neither is inlined, and a
+// channel x row x lane register tile covers the convolution.
+TEST(DefaultScheduleTest, PaddingIsMaterializedRowByRow) {
+  auto pad_steps = [](const char* text) {
+    absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(text);
+    KILN_CHECK(lowered.ok()) << lowered.status();
+    std::vector<std::string> steps;
+    for (const te::ScheduleStep& step : lowered->kernels[0].schedule.record()) {
+      if (!step.arguments.empty() && step.arguments[0].find("pad") != std::string::npos) {
+        steps.push_back(step.primitive);
+      }
+    }
+    return steps;
+  };
+  EXPECT_EQ(pad_steps(R"(
+def @main(%x: Tensor[(1, 2, 6, 6), float32], %w: Tensor[(8, 2, 3, 3), float32]) {
+  nn.conv2d(%x, %w, padding=[1, 1, 1, 1])
+}
+)"),
+            (std::vector<std::string>{"fuse", "fuse", "vectorize", "parallel"}));
+  EXPECT_EQ(pad_steps(R"(
+def @main(%x: Tensor[(1, 2, 7, 7), float32], %w: Tensor[(8, 2, 3, 3), float32]) {
+  nn.conv2d(%x, %w, padding=[1, 1, 1, 1])
+}
+)"),
+            (std::vector<std::string>{"fuse", "fuse", "fuse", "split", "vectorize", "parallel"}));
+}
+
 // 9 elements: none of 8, 7, 6, 5, 4 lanes divides them.
 TEST(DefaultScheduleTest, ExtentsNoVectorWidthDividesStayScalar) {
   absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
