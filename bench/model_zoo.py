@@ -89,6 +89,13 @@ class Builder:
         e, _ = self.conv(s, squeeze, c, 1, 1)
         return self.node("Mul", [x, self.node(gate, [e])])
 
+    def stem(self, cout, k):
+        """conv k x k stride 2, BN, ReLU, 3x3 stride-2 max pool on the 224x224 input."""
+        x, hw = self.conv("input", 3, cout, k, 224, stride=2)
+        x = self.relu(self.bn(x, cout))
+        x = self.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+        return x, hw // 2
+
     def classifier(self, x, c, classes=1000):
         pooled = self.node("GlobalAveragePool", [x])
         flat = self.node("Flatten", [pooled])
@@ -111,10 +118,7 @@ class Builder:
 
 def resnet50():
     b = Builder("resnet50", [1, 3, 224, 224])
-    x, hw = b.conv("input", 3, 64, 7, 224, stride=2)
-    x = b.relu(b.bn(x, 64))
-    x = b.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
-    hw //= 2
+    x, hw = b.stem(64, 7)
     cin = 64
     for stage, blocks in enumerate([3, 4, 6, 3]):
         width = 64 << stage
@@ -187,10 +191,7 @@ def mobilenetv3():
 
 def shufflenet():
     b = Builder("shufflenet", [1, 3, 224, 224])
-    x, hw = b.conv("input", 3, 24, 3, 224, stride=2)
-    x = b.relu(b.bn(x, 24))
-    x = b.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
-    hw //= 2
+    x, hw = b.stem(24, 3)
     cin = 24
 
     def branch(y, c, in_hw, stride, cin_branch):
@@ -227,10 +228,7 @@ def shufflenet():
 
 def densenet():
     b = Builder("densenet", [1, 3, 224, 224])
-    x, hw = b.conv("input", 3, 64, 7, 224, stride=2)
-    x = b.relu(b.bn(x, 64))
-    x = b.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
-    hw //= 2
+    x, hw = b.stem(64, 7)
     c, growth = 64, 32
     for block, layers in enumerate([6, 12, 24, 16]):
         for _ in range(layers):
