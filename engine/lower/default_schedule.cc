@@ -94,6 +94,53 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t) {
   ParallelizeOuter(schedule, t, reduce_axes.empty() ? x_inner : reduce_axes.front());
 }
 
+// A blocked convolution (te::kBlockedConvTag), output (N, O/b, OH, OW, b): the register tile
+// is `tile_blocks` output-channel blocks x `tile_columns` output columns, one vector of b
+// lanes each, updated by every reduce step from one broadcast input value per column and one
+// weight vector per block. [n, ob.outer, oh, ow.outer, reduce..., ob.inner, ow.inner, b]:
+// the tile unrolled, b vectorized, the loops outside the reduction parallel.
+void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t) {
+  std::vector<te::IterVar> axes = schedule.Axes(t);
+  std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
+  if (axes.size() != 5) return ScheduleReduction(schedule, t);
+  // A depthwise convolution (two reduce axes) shares no input between channel blocks.
+  const bool depthwise = reduce_axes.size() == 2;
+  te::IterVar columns_outer, columns_inner, blocks_outer, blocks_inner;
+  int64_t tile_columns = 1;
+  for (int64_t tile : kBlockedConvColumnTiles) {
+    if (axes[3]->extent % tile == 0) {
+      tile_columns = tile;
+      break;
+    }
+  }
+  if (tile_columns > 1 && axes[3]->extent > tile_columns) {
+    std::tie(columns_outer, columns_inner) = schedule.Split(t, axes[3], tile_columns);
+  } else if (tile_columns > 1) {
+    columns_inner = axes[3];
+  }
+  if (!depthwise) {
+    for (int64_t tile : kBlockedConvBlockTiles) {
+      if (tile * tile_columns <= kMaxAccumulators && axes[1]->extent % tile == 0 &&
+          axes[1]->extent > tile) {
+        std::tie(blocks_outer, blocks_inner) = schedule.Split(t, axes[1], tile);
+        break;
+      }
+    }
+  }
+  std::vector<te::IterVar> order = {axes[0], blocks_outer ? blocks_outer : axes[1], axes[2]};
+  if (columns_outer) order.push_back(columns_outer);
+  if (!columns_inner) order.push_back(axes[3]);
+  order.insert(order.end(), reduce_axes.begin(), reduce_axes.end());
+  if (blocks_inner) order.push_back(blocks_inner);
+  if (columns_inner) order.push_back(columns_inner);
+  order.push_back(axes[4]);
+  schedule.Reorder(t, order);
+  schedule.Vectorize(t, axes[4]);
+  if (blocks_inner) schedule.Unroll(t, blocks_inner);
+  if (columns_inner) schedule.Unroll(t, columns_inner);
+  ParallelizeOuter(schedule, t, reduce_axes.empty() ? axes[4] : reduce_axes.front());
+}
+
 void ScheduleElementwise(te::Schedule& schedule, const te::Tensor& t) {
   std::vector<te::IterVar> leaves = schedule.LeafIterVars(t);
   if (leaves.empty()) return;  // a scalar
@@ -152,7 +199,9 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool 
     }
   }
   for (const te::Tensor& t : roots) {
-    if (IsReduction(*schedule.FindStage(t))) {
+    if (schedule.FindStage(t)->op->tag == te::kBlockedConvTag) {
+      ScheduleBlockedConv(schedule, t);
+    } else if (IsReduction(*schedule.FindStage(t))) {
       ScheduleReduction(schedule, t);
     } else if (schedule.FindStage(t)->op->tag == te::kPadTag) {
       SchedulePadding(schedule, t);

@@ -30,6 +30,11 @@ inline constexpr int64_t kReductionRowTiles[] = {4, 7};
 // tile's vector accumulators (channels x rows) at most kMaxAccumulators.
 inline constexpr int64_t kReductionChannelTiles[] = {4, 2};
 inline constexpr int64_t kMaxAccumulators = 16;
+// A blocked convolution's register tile: output columns, the first that
+// divides the output width, and output-channel blocks, the first that divides
+// the block count and keeps the tile at most kMaxAccumulators vectors.
+inline constexpr int64_t kBlockedConvColumnTiles[] = {8, 7, 6, 5, 4, 3, 2};
+inline constexpr int64_t kBlockedConvBlockTiles[] = {4, 2};
 
 // The schedule of `outputs` (the results of one fused function):
 //  * every compute stage that is not an output, does not reduce and does not pad
@@ -41,6 +46,8 @@ inline constexpr int64_t kMaxAccumulators = 16;
 //    inside the outer output loops and outside the tile,
 //    the vector loop is vectorized, the row-tile loop unrolled, and the outer
 //    loops are fused and run in parallel;
+//  * a blocked convolution (nn.conv2d_nchwc): a register tile of output-channel
+//    blocks x output columns around the reduce loops (ScheduleBlockedConv);
 //  * a padding stage whose rows a vector width divides: the leading axes fused
 //    and parallel, each row vectorized;
 //  * any other stage left (an elementwise or injective output, a padding): all axes are

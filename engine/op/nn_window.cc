@@ -255,6 +255,64 @@ absl::StatusOr<Type> ConvRelation(const TypeRelationInput& in, int n) {
   return Type(MakeTensorType(std::move(shape), data->dtype));
 }
 
+// The blocked 2-D convolution (nn.conv2d_nchwc): data (N, C/i, H, W, i), weight
+// (O/b, C/i, kH, kW, i, b) when groups = 1 (layout OIHW{i}i{b}o; i = 1 reads NCHW data
+// reshaped, a network's 3-channel stem) or (O/b, 1, kH, kW, 1, b) when depthwise
+// (groups = C = O, i = b, layout OIHW1i{b}o), result (N, O/b, OH, OW, b); b is the
+// attribute `block`. ConvertLayout makes it from nn.conv2d; other group counts stay NCHW.
+absl::StatusOr<Type> BlockedConvRelation(const TypeRelationInput& in) {
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* data, TensorArg(in, 0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* weight, TensorArg(in, 1));
+  KILN_RETURN_IF_ERROR(CheckFloat(data, "input"));
+  const int64_t block = IntAttr(in.attrs, "block");
+  const int64_t groups = IntAttr(in.attrs, "groups");
+  if (data->shape.size() != 5 || !data->shape[4].is_static()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected a 5-D input (N, C/i, H, W, i), got ", ShapeToString(data->shape)));
+  }
+  const int64_t in_block = data->shape[4].value;
+  if (weight->dtype != data->dtype) {
+    return absl::InvalidArgumentError(absl::StrCat("weight has dtype ", DataTypeName(weight->dtype),
+                                                   ", expected ", DataTypeName(data->dtype),
+                                                   " like the input"));
+  }
+  for (const Dim& d : weight->shape) {
+    if (!d.is_static()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("weight shape ", ShapeToString(weight->shape), " must be static"));
+    }
+  }
+  if (weight->shape.size() != 6 || weight->shape[5].value != block) {
+    return absl::InvalidArgumentError(absl::StrCat("expected a 6-D weight (O/", block,
+                                                   ", C/i, kH, kW, i, ", block, "), got ",
+                                                   ShapeToString(weight->shape)));
+  }
+  const Dim& c_blocks = data->shape[1];
+  if (groups > 1) {
+    if (!c_blocks.is_static() || in_block != block || groups != c_blocks.value * block ||
+        weight->shape[0].value != c_blocks.value || weight->shape[1].value != 1 ||
+        weight->shape[4].value != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "groups ", groups, " must be 1 or the channel count (depthwise: input (N, C/", block,
+          ", H, W, ", block, "), weight (C/", block, ", 1, kH, kW, 1, ", block, ")); got input ",
+          ShapeToString(data->shape), ", weight ", ShapeToString(weight->shape)));
+    }
+  } else if (weight->shape[4].value != in_block ||
+             (c_blocks.is_static() && weight->shape[1].value != c_blocks.value)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "weight ", ShapeToString(weight->shape), " does not match input ",
+        ShapeToString(data->shape), ": expected (O/", block, ", C/", in_block, ", kH, kW, ",
+        in_block, ", ", block, ")"));
+  }
+  std::vector<Dim> kernel = {weight->shape[2], weight->shape[3]};
+  Window window = ReadWindow(in.attrs, 2, kernel);
+  KILN_ASSIGN_OR_RETURN(std::vector<Dim> spatial,
+                        SlideWindow({data->shape[2], data->shape[3]}, window, "kernel"));
+  return Type(MakeTensorType({data->shape[0], weight->shape[0], spatial[0], spatial[1],
+                              Dim::Static(block)},
+                             data->dtype));
+}
+
 // data (N, C, *spatial), weight (C, O / groups, *kernel) -> (N, O, *out) with
 // out = (in - 1) * stride - pad_begin - pad_end + dilated kernel + output_padding.
 absl::StatusOr<Type> ConvTransposeRelation(const TypeRelationInput& in, int n) {
@@ -376,6 +434,21 @@ void RegisterConv(OpRegistry& registry, int n) {
   registry.Register(std::move(entry));
 }
 
+void RegisterBlockedConv(OpRegistry& registry) {
+  OpEntry entry;
+  entry.name = "nn.conv2d_nchwc";
+  entry.summary =
+      "2-D convolution in blocked layout: data NCHW{i}c, weight OIHW{i}i{b}o (depthwise "
+      "OIHW1i{b}o), result NCHW{b}c (made by ConvertLayout)";
+  entry.min_args = entry.max_args = 2;
+  entry.attrs = ConvAttrs(2);
+  entry.attrs.push_back(
+      {"block", AttrKind::kInt, std::nullopt, "output channels per block (b)", CheckPositive});
+  entry.relation = BlockedConvRelation;
+  entry.pattern = OpPattern::kOutElementwiseFusable;
+  registry.Register(std::move(entry));
+}
+
 void RegisterConvTranspose(OpRegistry& registry, int n) {
   OpEntry entry;
   entry.name = absl::StrCat("nn.conv", n, "d_transpose");
@@ -431,6 +504,7 @@ void RegisterGlobalPool(OpRegistry& registry, int n, bool is_max) {
 }  // namespace
 
 void RegisterWindowOps(OpRegistry& registry) {
+  RegisterBlockedConv(registry);
   for (int n = 1; n <= 3; ++n) {
     RegisterConv(registry, n);
     RegisterConvTranspose(registry, n);

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "engine/op/layout.h"
 #include "engine/op/op_families.h"
 #include "engine/op/transform_ops.h"
 #include "engine/op/type_relations.h"
@@ -185,6 +186,27 @@ absl::StatusOr<Type> SqueezeRelation(const TypeRelationInput& in) {
     if (!remove[i]) out.push_back(t->shape[i]);
   }
   return Type(MakeTensorType(std::move(out), t->dtype));
+}
+
+// ---- layout_transform ---------------------------------------------------------
+
+// The input's static shape in src_layout, re-blocked to dst_layout (layout.h).
+absl::StatusOr<Type> LayoutTransformRelation(const TypeRelationInput& in) {
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* t, TensorArg(in, 0));
+  KILN_ASSIGN_OR_RETURN(Layout from, Layout::Parse(StringAttr(in.attrs, "src_layout")));
+  KILN_ASSIGN_OR_RETURN(Layout to, Layout::Parse(StringAttr(in.attrs, "dst_layout")));
+  std::vector<int64_t> shape;
+  for (const Dim& d : t->shape) {
+    if (!d.is_static()) {
+      return absl::InvalidArgumentError(absl::StrCat("layout_transform needs a static shape, got ",
+                                                     ShapeToString(t->shape)));
+    }
+    shape.push_back(d.value);
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> result, TransformShape(from, to, shape));
+  std::vector<Dim> dims;
+  for (int64_t extent : result) dims.push_back(Dim::Static(extent));
+  return Type(MakeTensorType(std::move(dims), t->dtype));
 }
 
 absl::StatusOr<Type> ExpandDimsRelation(const TypeRelationInput& in) {
@@ -472,6 +494,16 @@ void RegisterTransformOps(OpRegistry& registry) {
     entry.relation = ExpandDimsRelation;
     entry.non_computational = true;
     entry.scale_axis = ScaleAxisRule::kRearrange;
+    registry.Register(std::move(entry));
+  }
+  {
+    OpEntry entry = Injective("layout_transform",
+                              "re-block a tensor between layouts (NCHW <-> NCHW8c, OIHW -> OIHW8i8o)");
+    entry.attrs = {
+        {"src_layout", AttrKind::kString, std::nullopt, "the input's layout (layout.h notation)",
+         nullptr},
+        {"dst_layout", AttrKind::kString, std::nullopt, "the result's layout", nullptr}};
+    entry.relation = LayoutTransformRelation;
     registry.Register(std::move(entry));
   }
   {

@@ -236,8 +236,8 @@ const std::string& DefaultPipeline(int opt_level) {
   // opt level at run time, so what -ON runs can be read here and in
   // docs/passes.md. FuseOps runs at every level: lowering needs primitive
   // functions. At -O3, Inline runs before FuseOps so inlined bodies are fused,
-  // and FoldConstant runs again after FoldScaleAxis to multiply the scales
-  // into the weights.
+  // FoldConstant runs again after FoldScaleAxis to multiply the scales into
+  // the weights, which ConvertLayout then packs blocked.
   static const std::string* const kPipelines = new std::string[4]{
       // -O0
       "RemoveUnusedFunctions,SimplifyInference,InferType,FuseOps{fuse_opt_level=0},InferType",
@@ -249,7 +249,8 @@ const std::string& DefaultPipeline(int opt_level) {
       "InferType,FuseOps{fuse_opt_level=2},InferType,LabelOps",
       // -O3
       "RemoveUnusedFunctions,SimplifyInference,EliminateCommonSubexpr,SimplifyExpr,FoldConstant,"
-      "FoldScaleAxis,SimplifyExpr,CanonicalizeOps,FoldConstant,DeadCodeElimination,InferType,"
+      "FoldScaleAxis,SimplifyExpr,CanonicalizeOps,FoldConstant,ConvertLayout,DeadCodeElimination,"
+      "InferType,"
       "Inline,RemoveUnusedFunctions,InferType,FuseOps{fuse_opt_level=2},InferType,LabelOps",
   };
   return kPipelines[std::clamp(opt_level, 0, 3)];

@@ -118,6 +118,9 @@ Tensor Placeholder(std::string name, DataType dtype, std::vector<int64_t> shape)
 // The tag of a zero-padding stage (a convolution's padded input): schedules materialize it
 // rather than inline it, so the reduction reading it needs no bounds checks.
 inline constexpr char kPadTag[] = "pad";
+// The tag of a blocked convolution's reduction (nn.conv2d_nchwc): the default schedule gives it
+// a register tile over output-channel blocks x output columns, the block's lanes vectorized.
+inline constexpr char kBlockedConvTag[] = "conv2d_nchwc";
 
 using ComputeFunc = std::function<ComputeBody(const std::vector<loop::Var>& indices)>;
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/transform/canonicalize_ops.h"
+#include "engine/transform/convert_layout.h"
 #include "engine/transform/dead_code_elimination.h"
 #include "engine/transform/defuse_ops.h"
 #include "engine/transform/device_plan_lite.h"
@@ -78,6 +79,21 @@ void RegisterBuiltinPasses(PassRegistry& registry) {
       }});
   KILN_CHECK(status.ok()) << status.message();
 
+  Pass convert_layout = transform::ConvertLayout(transform::kDefaultLayoutBlock);
+  status = registry.Register(PassRegistration{
+      convert_layout->info(),
+      "run convolutions in blocked NCHW{b}c and keep values blocked between them",
+      {{"block", ConfigType::kInt, ConfigValue(transform::kDefaultLayoutBlock),
+        "channels per block (the vector lanes of the convolution kernels); 0: off"}},
+      [](const PassOptions& options) -> absl::StatusOr<Pass> {
+        const int64_t block = options.Get<int64_t>("block");
+        if (block < 0 || block > 64) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("block must be in [0, 64], got ", block));
+        }
+        return transform::ConvertLayout(block);
+      }});
+  KILN_CHECK(status.ok()) << status.message();
   Pass plan_devices = transform::PlanDevices();
   status = registry.Register(PassRegistration{
       plan_devices->info(),

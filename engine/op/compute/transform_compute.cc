@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/op/compute/compute_families.h"
 #include "engine/op/compute/compute_util.h"
+#include "engine/op/layout.h"
 #include "engine/op/transform_ops.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/status_macros.h"
@@ -102,6 +103,18 @@ IndexMap Tile(const ComputeInput& in, const compute::ResultTensor& result) {
       idx.push_back(shape[d] <= 1 ? Index(0) : loop::FloorMod(o[offset + d], shape[d]));
     }
     return idx;
+  };
+}
+
+// Each result element reads the input element at the same coordinates along the primal axes.
+IndexMap LayoutTransform(const ComputeInput& in, const compute::ResultTensor&) {
+  // The relation accepted both layouts before any compute runs.
+  Layout from = Layout::Parse(StringAttr(in.attrs, "src_layout")).value();
+  Layout to = Layout::Parse(StringAttr(in.attrs, "dst_layout")).value();
+  return [from, to](const std::vector<PrimExpr>& o) {
+    return SourceIndex<PrimExpr>(
+        from, to, o, [](const PrimExpr& a, int64_t b) { return loop::FloorDiv(a, b); },
+        [](const PrimExpr& a, int64_t b) { return loop::FloorMod(a, b); });
   };
 }
 
@@ -268,6 +281,7 @@ void RegisterTransformComputes(OpRegistry& registry) {
   Injective(registry, "tile", Tile);
   Injective(registry, "strided_slice", StridedSlice);
   Injective(registry, "reverse", Reverse);
+  Injective(registry, "layout_transform", LayoutTransform);
   registry.SetCompute("concatenate", ConcatenateCompute);
   registry.SetCompute("split", SplitCompute);
   registry.SetCompute("reverse_sequence", ReverseSequenceCompute);

@@ -87,6 +87,54 @@ Tensor Subsample(const Tensor& data, const std::vector<int64_t>& strides,
       te::kPadTag);
 }
 
+// nn.conv2d_nchwc (data (N, C/i, H, W, i), weight OIHW{i}i{b}o or, depthwise,
+// OIHW1i{b}o): out[n, ob, y, x, o] = sum over cb < C/i, k, c < i of
+//   padded[n, cb, y * s + k * d, c] * weight[ob, cb, k, c, o]
+// or, depthwise, sum over k of padded[n, ob, y * s + k * d, o] * weight[ob, 0, k, 0, o].
+// Tagged kBlockedConvTag: the default schedule gives it register tiles.
+ComputeResult BlockedConvCompute(const ComputeInput& in) {
+  const std::string op = "nn.conv2d_nchwc";
+  KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 2, op));
+  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, op));
+  const Tensor& data = in.inputs[0];
+  const Tensor& weight = in.inputs[1];
+  Window w = ReadWindow(in.attrs, 2);
+  const bool depthwise = IntAttr(in.attrs, "groups") > 1;
+  // Pad H and W (axes 2, 3) of the 5-D data: ZeroPad pads axes 2..4, the block axis by 0.
+  Window padding = w;
+  padding.pad_begin.push_back(0);
+  padding.pad_end.push_back(0);
+  Tensor padded = ZeroPad(data, padding, "conv2d_nchwc_pad");
+  DataType acc = compute::ComputeType(result.dtype);
+  std::vector<IterVar> axes;
+  IterVar rcb = te::ReduceAxis(weight.shape()[1], "rcb");
+  IterVar rky = te::ReduceAxis(weight.shape()[2], "rk0");
+  IterVar rkx = te::ReduceAxis(weight.shape()[3], "rk1");
+  IterVar rc = te::ReduceAxis(weight.shape()[4], "rc");
+  if (depthwise) {
+    axes = {rky, rkx};
+  } else {
+    axes = {rcb, rky, rkx, rc};
+  }
+  Tensor conv = te::Compute(
+      compute::AccumulatorName("conv2d_nchwc", acc, result.dtype), result.shape, {padded, weight},
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        PrimExpr y = i[2] * w.strides[0] + PrimExpr(rky->var) * w.dilation[0];
+        PrimExpr x = i[3] * w.strides[1] + PrimExpr(rkx->var) * w.dilation[1];
+        if (depthwise) {
+          PrimExpr zero = Index(0);
+          return te::Sum(Cast(acc, padded({i[0], i[1], y, x, i[4]})) *
+                             Cast(acc, weight({i[1], zero, rky->var, rkx->var, zero, i[4]})),
+                         axes);
+        }
+        return te::Sum(Cast(acc, padded({i[0], rcb->var, y, x, rc->var})) *
+                           Cast(acc, weight({i[1], rcb->var, rky->var, rkx->var, rc->var, i[4]})),
+                       axes);
+      },
+      te::kBlockedConvTag);
+  return compute::One(compute::CastStage(conv, result.dtype, "conv2d_nchwc"));
+}
+
 // data (N, C, *in), weight (O, C / groups, *kernel) -> (N, O, *out):
 // out[n, o, y] = sum over c < C / groups and k of
 //   padded[n, g * C / groups + c, y * stride + k * dilation] * weight[o, c, k]
@@ -285,6 +333,7 @@ ComputeResult GlobalPoolCompute(const ComputeInput& in, const std::string& op, i
 }  // namespace
 
 void RegisterWindowComputes(OpRegistry& registry) {
+  registry.SetCompute("nn.conv2d_nchwc", BlockedConvCompute);
   for (int n = 1; n <= 3; ++n) {
     std::string conv = absl::StrCat("nn.conv", n, "d");
     registry.SetCompute(conv,

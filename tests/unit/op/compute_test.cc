@@ -345,6 +345,21 @@ TEST(NnComputeTest, Conv2dWithA2x2KernelByHand) {
       {1 + 5, 2 + 6, 4 + 8, 5 + 9});
 }
 
+TEST(NnComputeTest, BlockedConvByHand) {
+  // Two channels in one block of 2, a 2x2 image stored [h, w, c]: channel 0 is 1 2 3 4,
+  // channel 1 is 10 20 30 40. A 1x1 convolution with w[i][o] = {{1, 2}, {3, 4}}:
+  // out0 = x0 + 3 x1, out1 = 2 x0 + 4 x1 at each pixel.
+  HostTensor x = F({1, 1, 2, 2, 2}, {1, 10, 2, 20, 3, 30, 4, 40});
+  ExpectNear(RunOp("nn.conv2d_nchwc", {x, F({1, 1, 1, 1, 2, 2}, {1, 2, 3, 4})}, {{"block", 2}},
+                   {1, 1, 2, 2, 2}),
+             {31, 42, 62, 84, 93, 126, 124, 168});
+  // Depthwise 3x3 of ones with padding 1 on a 2x2 image: every window covers the whole image,
+  // so each output is its channel's sum, 10 and 100.
+  ExpectNear(RunOp("nn.conv2d_nchwc", {x, F({1, 1, 3, 3, 1, 2}, std::vector<double>(18, 1.0))},
+                   {{"block", 2}, {"groups", 2}, {"padding", IntArray({1, 1})}}, {1, 1, 2, 2, 2}),
+             {10, 100, 10, 100, 10, 100, 10, 100});
+}
+
 TEST(NnComputeTest, Conv2dPaddingStrideDilationGroups) {
   HostTensor x = Iota({1, 1, 3, 3});
   HostTensor ones = F({1, 1, 2, 2}, {1, 1, 1, 1});
@@ -624,6 +639,18 @@ TEST(TransformComputeTest, ReshapeTransposeSqueezeExpand) {
   ExpectNear(RunOp("squeeze", {Iota({1, 3, 1})}, {{"axis", IntArray({0})}}, {3, 1}), {1, 2, 3});
   ExpectNear(RunOp("expand_dims", {Iota({3})}, {{"axis", 0}, {"num_newaxis", 2}}, {1, 1, 3}),
              {1, 2, 3});
+}
+
+TEST(TransformComputeTest, LayoutTransformBlocksChannels) {
+  // x[c, w] = 2c + w + 1 over 4 channels and 2 columns; NCHW2c orders it [c / 2, w, c % 2].
+  ExpectNear(RunOp("layout_transform", {Iota({1, 4, 1, 2})},
+                   {{"src_layout", std::string("NCHW")}, {"dst_layout", std::string("NCHW2c")}},
+                   {1, 2, 1, 2, 2}),
+             {1, 3, 2, 4, 5, 7, 6, 8});
+  ExpectNear(RunOp("layout_transform", {F({1, 2, 1, 2, 2}, {1, 3, 2, 4, 5, 7, 6, 8})},
+                   {{"src_layout", std::string("NCHW2c")}, {"dst_layout", std::string("NCHW")}},
+                   {1, 4, 1, 2}),
+             {1, 2, 3, 4, 5, 6, 7, 8});
 }
 
 TEST(TransformComputeTest, BroadcastToAndTile) {

@@ -93,6 +93,33 @@ TEST(NnOpsTest, ConvErrorsSayWhatIsWrong) {
             "error: operator nn.conv2d attribute 'groups': must be > 0");
 }
 
+TEST(NnOpsTest, BlockedConvShapesAndErrors) {
+  // 16 input and 32 output channels in blocks of 8: (N, C/8, H, W, 8) and OIHW8i8o.
+  EXPECT_EQ(Infer("nn.conv2d_nchwc", {F32({1, 2, 14, 14, 8}), F32({4, 2, 3, 3, 8, 8})},
+                  {{"padding", IntArray({1, 1})}, {"strides", IntArray({2, 2})}, {"block", 8}}),
+            "Tensor[(1, 4, 7, 7, 8), float32]");
+  // Depthwise over 16 channels: weight OIHW1i8o.
+  EXPECT_EQ(Infer("nn.conv2d_nchwc", {F32({1, 2, 14, 14, 8}), F32({2, 1, 3, 3, 1, 8})},
+                  {{"groups", 16}, {"block", 8}}),
+            "Tensor[(1, 2, 12, 12, 8), float32]");
+  EXPECT_EQ(Infer("nn.conv2d_nchwc", {F32({1, 16, 14, 14}), F32({2, 2, 3, 3, 8, 8})},
+                  {{"block", 8}}),
+            "error: expected a 5-D input (N, C/i, H, W, i), got (1, 16, 14, 14)");
+  // A 3-channel input in blocks of 1 (NCHW1c): a network's stem.
+  EXPECT_EQ(Infer("nn.conv2d_nchwc", {F32({1, 3, 224, 224, 1}), F32({8, 3, 7, 7, 1, 8})},
+                  {{"padding", IntArray({3, 3})}, {"strides", IntArray({2, 2})}, {"block", 8}}),
+            "Tensor[(1, 8, 112, 112, 8), float32]");
+  EXPECT_EQ(Infer("nn.conv2d_nchwc", {F32({1, 2, 14, 14, 8}), F32({4, 3, 3, 3, 8, 8})},
+                  {{"block", 8}}),
+            "error: weight (4, 3, 3, 3, 8, 8) does not match input (1, 2, 14, 14, 8): expected "
+            "(O/8, C/8, kH, kW, 8, 8)");
+  EXPECT_EQ(Infer("nn.conv2d_nchwc", {F32({1, 2, 14, 14, 8}), F32({2, 1, 3, 3, 1, 8})},
+                  {{"groups", 4}, {"block", 8}}),
+            "error: groups 4 must be 1 or the channel count (depthwise: input (N, C/8, H, W, 8), "
+            "weight (C/8, 1, kH, kW, 1, 8)); got input (1, 2, 14, 14, 8), weight (2, 1, 3, 3, 1, "
+            "8)");
+}
+
 TEST(NnOpsTest, ConvTranspose) {
   // H: (3 - 1) * 3 + 3 + 1 = 10, W: (3 - 1) * 2 + 3 + 1 = 8.
   EXPECT_EQ(Infer("nn.conv2d_transpose", {F32({1, 1, 3, 3}), F32({1, 2, 3, 3})},

@@ -34,6 +34,36 @@ std::string Infer(const std::string& op, std::vector<Type> args,
   return TypeToString(*type);
 }
 
+TEST(TransformOpsTest, LayoutTransform) {
+  auto layouts = [](const char* from, const char* to) {
+    return std::vector<AttrsNode::Field>{{"src_layout", std::string(from)},
+                                         {"dst_layout", std::string(to)}};
+  };
+  EXPECT_EQ(Infer("layout_transform", {F32({1, 32, 7, 5})}, layouts("NCHW", "NCHW8c")),
+            "Tensor[(1, 4, 7, 5, 8), float32]");
+  EXPECT_EQ(Infer("layout_transform", {F32({1, 4, 7, 5, 8})}, layouts("NCHW8c", "NCHW")),
+            "Tensor[(1, 32, 7, 5), float32]");
+  // Re-blocking and weights blocked on both channel axes.
+  EXPECT_EQ(Infer("layout_transform", {F32({1, 4, 7, 5, 8})}, layouts("NCHW8c", "NCHW16c")),
+            "Tensor[(1, 2, 7, 5, 16), float32]");
+  EXPECT_EQ(Infer("layout_transform", {F32({32, 16, 3, 3})}, layouts("OIHW", "OIHW8i4o")),
+            "Tensor[(8, 2, 3, 3, 8, 4), float32]");
+  EXPECT_EQ(Infer("layout_transform", {F32({1, 12, 7, 5})}, layouts("NCHW", "NCHW8c")),
+            "error: axis 'C' of extent 12 is not a multiple of the block size 8 of layout NCHW8c");
+  EXPECT_EQ(Infer("layout_transform", {F32({1, 12, 7})}, layouts("NCHW", "NCHW4c")),
+            "error: a rank-3 tensor is not in layout NCHW (rank 4)");
+  EXPECT_EQ(Infer("layout_transform", {F32({1, 12, 7, 5})}, layouts("NCHW", "NCDW4c")),
+            "error: layouts NCHW and NCDW4c differ in axis 'D'");
+  EXPECT_EQ(Infer("layout_transform", {F32({1, 12, 7, 5})}, layouts("NCHW", "NCHW4C")),
+            "error: layout \"NCHW4C\": primal axis 'C' has a block size");
+  EXPECT_EQ(Infer("layout_transform", {F32({1, 12, 7, 5})}, layouts("NCHW", "NCHW4x")),
+            "error: layout \"NCHW4x\": sub-axis 'x' without its primal axis");
+  EXPECT_EQ(Infer("layout_transform", {F32({1, 12, 7, 5})}, layouts("NCHW", "NCHWc")),
+            "error: layout \"NCHWc\": sub-axis 'c' needs a block size > 0");
+  EXPECT_EQ(Infer("layout_transform", {T({N(), S(8), S(1), S(1)})}, layouts("NCHW", "NCHW8c")),
+            "error: layout_transform needs a static shape, got (N, 8, 1, 1)");
+}
+
 TEST(TransformOpsTest, Reshape) {
   EXPECT_EQ(Infer("reshape", {F32({2, 3, 4})}, {{"newshape", IntArray({6, 4})}}),
             "Tensor[(6, 4), float32]");

@@ -1,0 +1,335 @@
+// ConvertLayout: a post-order rewriter that remembers, for each value it
+// computes blocked, the blocked expression behind the NCHW view it returns.
+#include "engine/transform/convert_layout.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ir/expr_mutator.h"
+#include "engine/op/layout.h"
+#include "engine/op/op_registry.h"
+#include "engine/op/type_relations.h"
+#include "engine/pass/pass_context.h"
+#include "engine/pass/rewriter_pass.h"
+#include "engine/support/compile_budget.h"
+#include "engine/support/status_macros.h"
+#include "engine/transform/expr_builder.h"
+
+namespace kiln::transform {
+namespace {
+
+// The static shape of a float tensor-typed expression, or empty.
+std::vector<int64_t> StaticShape(const Expr& expr) {
+  const auto* type = expr->checked_type.as<TensorTypeNode>();
+  if (type == nullptr) return {};
+  std::vector<int64_t> shape;
+  for (const Dim& d : type->shape) {
+    if (!d.is_static()) return {};
+    shape.push_back(d.value);
+  }
+  return shape;
+}
+
+bool IsFloatTensor(const Expr& expr) {
+  const auto* type = expr->checked_type.as<TensorTypeNode>();
+  return type != nullptr && IsFloat(type->dtype);
+}
+
+// result[i] = source[offset(i)] over `shape` in row-major order, where axis d steps the source
+// offset by step[d] (a packing of constants whose elements are `Element`-sized).
+template <typename Element>
+void Gather(const std::string& source, std::string& result, const std::vector<int64_t>& shape,
+            const std::vector<int64_t>& step) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t count = static_cast<int64_t>(result.size() / sizeof(Element));
+  std::vector<int64_t> index(shape.size(), 0);
+  int64_t offset = 0;
+  for (int64_t flat = 0; flat < count; ++flat) {
+    Element value;
+    std::memcpy(&value, source.data() + offset * sizeof(Element), sizeof(Element));
+    std::memcpy(result.data() + flat * sizeof(Element), &value, sizeof(Element));
+    // Odometer increment of `index`, keeping `offset` in step.
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      offset += step[d];
+      if (++index[d] < shape[d]) break;
+      offset -= step[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+class LayoutConverter : public PostOrderRewriter {
+ public:
+  LayoutConverter(int64_t block, CompileBudget* budget)
+      : block_(block), blocked_layout_(absl::StrCat("NCHW", block, "c")), budget_(budget) {}
+
+ protected:
+  Result Rewrite_(const CallNode* /*pre*/, const Expr& post) override {
+    static const OpRegistry& ops = OpRegistry::Global();
+    static const OpEntry& conv = ops.Get("nn.conv2d");
+    static const OpEntry& global_avg = ops.Get("nn.global_avg_pool2d");
+    static const OpEntry& global_max = ops.Get("nn.global_max_pool2d");
+    static const OpEntry& concatenate = ops.Get("concatenate");
+    static const OpEntry& max_pool = ops.Get("nn.max_pool2d");
+    static const OpEntry& avg_pool = ops.Get("nn.avg_pool2d");
+    const auto* call = post.as<CallNode>();
+    const OpEntry* entry = ops.FindCallee(call->op);
+    if (entry == nullptr || block_ <= 0) return post;
+    std::vector<int64_t> shape = StaticShape(post);
+    if (shape.size() != 4 || shape[1] % block_ != 0 || !IsFloatTensor(post)) return post;
+    if (entry == &conv) return ConvertConv(call, post);
+    if (entry == &global_avg || entry == &global_max) {
+      auto it = blocked_.find(call->args[0].get());
+      if (it == blocked_.end()) return post;
+      Attrs attrs = MakeAttrs({{"axis", IntArray({2, 3})}, {"keepdims", AttrValue(true)}});
+      KILN_ASSIGN_OR_RETURN(Expr pooled, MakeTypedCall(entry == &global_avg ? "mean" : "max",
+                                                       {it->second.blocked}, attrs, post->span));
+      return Record(post, pooled);
+    }
+    if (entry == &concatenate) return ConvertConcat(call, post);
+    if (entry == &max_pool || entry == &avg_pool) return ConvertPool(call, post);
+    if ((entry->pattern == OpPattern::kElementwise || entry->pattern == OpPattern::kBroadcast) &&
+        entry->FindAttr("axis") == nullptr) {
+      return ConvertElementwise(call, post, shape);
+    }
+    return post;
+  }
+
+ private:
+  struct Converted {
+    Expr back;     // layout_transform(blocked, NCHW{b}c -> NCHW): kept alive for the map key
+    Expr blocked;  // the value in NCHW{b}c
+  };
+
+  Attrs TransformAttrs(const std::string& from, const std::string& to) const {
+    return MakeAttrs({{"src_layout", AttrValue(from)}, {"dst_layout", AttrValue(to)}});
+  }
+
+  // A new constant of `bytes` (`shape`, `dtype`), charged to the compile's budget.
+  Result NewConstant(DataType dtype, const std::vector<int64_t>& shape, std::string bytes,
+                     const Span& span) {
+    Expr constant = MakeConstant(MakeTensorData(dtype, shape, std::move(bytes)), span);
+    std::vector<Dim> dims;
+    for (int64_t extent : shape) dims.push_back(Dim::Static(extent));
+    return WithFields(constant, ExprFields{span, MakeTensorType(std::move(dims), dtype), nullptr});
+  }
+
+  absl::Status Charge(const TensorDataNode& data) {
+    if (budget_ == nullptr) return absl::OkStatus();
+    return budget_->Charge(static_cast<int64_t>(data.bytes.size()),
+                           "ConvertLayout: a constant re-laid out");
+  }
+
+  // A constant's elements, read as shape `shape` in the unblocked layout `from_name`, in layout
+  // `to_name`: packed here rather than by a layout_transform for FoldConstant, which would run
+  // every weight of the model through the interpreter.
+  Result Pack(const TensorDataNode& data, const std::string& from_name, const std::string& to_name,
+              const std::vector<int64_t>& shape, const Span& span) {
+    KILN_ASSIGN_OR_RETURN(Layout from, Layout::Parse(from_name));
+    KILN_ASSIGN_OR_RETURN(Layout to, Layout::Parse(to_name));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> to_shape, TransformShape(from, to, shape));
+    KILN_RETURN_IF_ERROR(Charge(data));
+    // From an unblocked layout the source offset is linear in the result's index: axis d of
+    // `to` steps the source by its primal axis's stride, times the block size for the outer
+    // axis of a split one.
+    std::vector<int64_t> from_strides(shape.size(), 1);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) {
+      from_strides[d] = from_strides[d + 1] * shape[d + 1];
+    }
+    std::vector<int64_t> step(to.rank());
+    for (size_t d = 0; d < to.rank(); ++d) {
+      const Layout::Axis& axis = to.axes()[d];
+      char primal = axis.factor == 0 ? axis.name : static_cast<char>(axis.name - 'a' + 'A');
+      int64_t stride = from_strides[from.Find(primal)];
+      step[d] = axis.factor == 0 ? stride * to.Factor(primal) : stride;
+    }
+    std::string bytes(data.bytes.size(), '\0');
+    switch (DataTypeBytes(data.dtype)) {
+      case 1: Gather<uint8_t>(data.bytes, bytes, to_shape, step); break;
+      case 2: Gather<uint16_t>(data.bytes, bytes, to_shape, step); break;
+      case 4: Gather<uint32_t>(data.bytes, bytes, to_shape, step); break;
+      case 8: Gather<uint64_t>(data.bytes, bytes, to_shape, step); break;
+      default:
+        return absl::InternalError(absl::StrCat("ConvertLayout: cannot pack ",
+                                                DataTypeName(data.dtype), " constants"));
+    }
+    return NewConstant(data.dtype, to_shape, std::move(bytes), span);
+  }
+
+  // `blocked` seen as NCHW by the rest of the graph: the view `post` becomes.
+  Result Record(const Expr& post, const Expr& blocked) {
+    KILN_ASSIGN_OR_RETURN(Expr back,
+                          MakeTypedCall("layout_transform", {blocked},
+                                        TransformAttrs(blocked_layout_, "NCHW"), post->span));
+    back = WithFields(back, ExprFields{post->span, post->checked_type, post->virtual_device});
+    blocked_[back.get()] = Converted{back, blocked};
+    return back;
+  }
+
+  // `value` (4-D NCHW) in NCHW{b}c: the blocked value behind a view, else a transform.
+  Result Blocked(const Expr& value, const Span& span) {
+    if (auto it = blocked_.find(value.get()); it != blocked_.end()) return it->second.blocked;
+    if (auto it = reblocked_.find(value.get()); it != reblocked_.end()) return it->second.blocked;
+    KILN_ASSIGN_OR_RETURN(Expr blocked, MakeTypedCall("layout_transform", {value},
+                                                      TransformAttrs("NCHW", blocked_layout_), span));
+    reblocked_[value.get()] = Converted{value, blocked};
+    return blocked;
+  }
+
+  Result ConvertConv(const CallNode* call, const Expr& post) {
+    const Expr& data = call->args[0];
+    const Expr& weight = call->args[1];
+    std::vector<int64_t> data_shape = StaticShape(data);
+    std::vector<int64_t> weight_shape = StaticShape(weight);
+    if (data_shape.size() != 4 || weight_shape.size() != 4 || !weight.as<ConstantNode>() ||
+        !IsFloatTensor(data)) {
+      return post;
+    }
+    const int64_t groups = IntAttr(*call->attrs, "groups");
+    const int64_t channels = data_shape[1];
+    const bool depthwise = groups > 1 && groups == channels && weight_shape[0] == channels &&
+                           weight_shape[1] == 1;
+    if (groups != 1 && !depthwise) return post;
+    if (depthwise && channels % block_ != 0) return post;
+    // Input channels that do not fill blocks (an image's 3) are read in blocks of 1: NCHW1c,
+    // the NCHW data reshaped.
+    const int64_t in_block = channels % block_ == 0 ? block_ : 1;
+    Expr data_blocked;
+    if (in_block == block_) {
+      KILN_ASSIGN_OR_RETURN(data_blocked, Blocked(data, post->span));
+    } else {
+      std::vector<int64_t> newshape = data_shape;
+      newshape.push_back(1);
+      KILN_ASSIGN_OR_RETURN(data_blocked,
+                            MakeTypedCall("reshape", {data},
+                                          MakeAttrs({{"newshape", IntArray(newshape)}}), post->span));
+    }
+    std::string weight_layout = depthwise ? absl::StrCat("OIHW1i", block_, "o")
+                                          : absl::StrCat("OIHW", in_block, "i", block_, "o");
+    KILN_ASSIGN_OR_RETURN(Expr weight_blocked,
+                          Pack(*weight.as<ConstantNode>()->data, "OIHW", weight_layout,
+                               weight_shape, weight->span));
+    Attrs attrs = WithAttr(call->attrs, "block", AttrValue(block_));
+    KILN_ASSIGN_OR_RETURN(Expr blocked, MakeTypedCall("nn.conv2d_nchwc",
+                                                      {data_blocked, weight_blocked}, attrs,
+                                                      post->span));
+    return Record(post, blocked);
+  }
+
+  // An operand of a blocked elementwise op: aligned to 4-D, its channel extent is
+  // `channels` (re-blocked) or 1 (reshaped to extent-1 block axes); scalars stay.
+  Result BlockedOperand(const Expr& arg, int64_t channels, const Span& span) {
+    if (blocked_.count(arg.get()) != 0) return Blocked(arg, span);
+    std::vector<int64_t> shape = StaticShape(arg);
+    const auto* type = arg->checked_type.as<TensorTypeNode>();
+    if (type == nullptr || (shape.empty() && !type->shape.empty())) {
+      return absl::FailedPreconditionError("operand without a static tensor type");
+    }
+    if (shape.empty()) return arg;  // a scalar broadcasts in any layout
+    while (shape.size() < 4) shape.insert(shape.begin(), 1);
+    const auto* constant = arg.as<ConstantNode>();
+    if (shape[1] == 1) {
+      std::vector<int64_t> newshape = {shape[0], 1, shape[2], shape[3], 1};
+      if (constant != nullptr) {
+        KILN_RETURN_IF_ERROR(Charge(*constant->data));
+        return NewConstant(constant->data->dtype, newshape, constant->data->bytes, arg->span);
+      }
+      return MakeTypedCall("reshape", {arg}, MakeAttrs({{"newshape", IntArray(newshape)}}), span);
+    }
+    if (shape[1] != channels) return absl::FailedPreconditionError("not a channel operand");
+    // A per-channel constant (a bias) is packed here, once.
+    if (constant != nullptr) return Pack(*constant->data, "NCHW", blocked_layout_, shape, arg->span);
+    Expr four_d = arg;
+    if (type->shape.size() < 4) {
+      KILN_ASSIGN_OR_RETURN(four_d, MakeTypedCall("reshape", {arg},
+                                                  MakeAttrs({{"newshape", IntArray(shape)}}), span));
+    }
+    return Blocked(four_d, span);
+  }
+
+  Result ConvertElementwise(const CallNode* call, const Expr& post,
+                            const std::vector<int64_t>& shape) {
+    bool any_blocked = false;
+    for (const Expr& arg : call->args) any_blocked |= blocked_.count(arg.get()) != 0;
+    if (!any_blocked) return post;
+    std::vector<Expr> args;
+    for (const Expr& arg : call->args) {
+      absl::StatusOr<Expr> operand = BlockedOperand(arg, shape[1], post->span);
+      if (!operand.ok()) return post;  // an operand this layout cannot express: stay NCHW
+      args.push_back(*operand);
+    }
+    KILN_ASSIGN_OR_RETURN(Expr blocked,
+                          MakeTypedCall(call->op.as<OpNode>()->name, args, call->attrs, post->span));
+    return Record(post, blocked);
+  }
+
+  // 2-D pooling of (N, C/b, H, W, b) is 3-D pooling over (H, W, b) with a window of extent 1,
+  // stride 1 and no padding along b: the same windows, the same divisors.
+  Result ConvertPool(const CallNode* call, const Expr& post) {
+    auto it = blocked_.find(call->args[0].get());
+    if (it == blocked_.end()) return post;
+    auto extend = [&](const char* key, int64_t value) {
+      std::vector<int64_t> values = IntArrayAttr(*call->attrs, key);
+      values.push_back(value);
+      return IntArray(values);
+    };
+    std::vector<int64_t> padding = IntArrayAttr(*call->attrs, "padding");
+    if (padding.size() == 2) padding.insert(padding.end(), padding.begin(), padding.end());
+    padding = {padding[0], padding[1], 0, padding[2], padding[3], 0};
+    Attrs attrs = WithAttr(call->attrs, "pool_size", extend("pool_size", 1));
+    attrs = WithAttr(attrs, "strides", extend("strides", 1));
+    attrs = WithAttr(attrs, "dilation", extend("dilation", 1));
+    attrs = WithAttr(attrs, "padding", IntArray(padding));
+    const bool is_max = call->op.as<OpNode>()->name == "nn.max_pool2d";
+    KILN_ASSIGN_OR_RETURN(Expr pooled, MakeTypedCall(is_max ? "nn.max_pool3d" : "nn.avg_pool3d",
+                                                     {it->second.blocked}, attrs, post->span));
+    return Record(post, pooled);
+  }
+
+  Result ConvertConcat(const CallNode* call, const Expr& post) {
+    const auto* tuple = call->args[0].as<TupleNode>();
+    int64_t axis = IntAttr(*call->attrs, "axis");
+    if (tuple == nullptr || (axis != 1 && axis != -3)) return post;
+    bool any_blocked = false;
+    for (const Expr& field : tuple->elements) {
+      std::vector<int64_t> shape = StaticShape(field);
+      if (shape.size() != 4 || shape[1] % block_ != 0) return post;
+      any_blocked |= blocked_.count(field.get()) != 0;
+    }
+    if (!any_blocked) return post;
+    std::vector<Expr> fields;
+    std::vector<Type> types;
+    for (const Expr& field : tuple->elements) {
+      KILN_ASSIGN_OR_RETURN(Expr blocked, Blocked(field, post->span));
+      fields.push_back(blocked);
+      types.push_back(blocked->checked_type);
+    }
+    Expr blocked_tuple = WithFields(MakeTuple(fields, post->span),
+                                    ExprFields{post->span, MakeTupleType(types), nullptr});
+    KILN_ASSIGN_OR_RETURN(
+        Expr blocked, MakeTypedCall("concatenate", {blocked_tuple},
+                                    MakeAttrs({{"axis", AttrValue(int64_t{1})}}), post->span));
+    return Record(post, blocked);
+  }
+
+  const int64_t block_;
+  const std::string blocked_layout_;
+  CompileBudget* const budget_;  // may be null
+  // Keyed by the NCHW view's node (kept alive by the entry).
+  std::unordered_map<const ExprNode*, Converted> blocked_;
+  // NCHW values made blocked for a converted reader, so each is transformed once.
+  std::unordered_map<const ExprNode*, Converted> reblocked_;
+};
+
+}  // namespace
+
+Pass ConvertLayout(int64_t block) {
+  return CreateRewriterPass(
+      [block](const Function&, const IRModule&, PassContext& context) {
+        return LayoutConverter(block, context.budget());
+      },
+      PassInfo{"ConvertLayout", 3, {"InferType"}, PassStage::kGraph});
+}
+
+}  // namespace kiln::transform

@@ -1,0 +1,116 @@
+// ConvertLayout end to end: a small CNN with the layers of the benchmark's families (a stem
+// whose 3 input channels are read in blocks of 1, a 3x3 convolution with bias and relu, a
+// strided depthwise convolution, a strided 1x1 shortcut added back, squeeze-excitation's global
+// pool, sigmoid and channel multiply, max and average pooling with padding, a channel concat)
+// compiled with the pass and without it. The NCHW convolutions are the oracle (checked against
+// the ONNX backend tests by the conformance run): the blocked model must compute the same
+// outputs natively, and must actually be blocked.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/driver/driver.h"
+#include "engine/driver/run_model.h"
+#include "engine/printer/printer.h"
+#include "tests/unit/frontend/onnx_builder.h"
+#include "tests/unit/transform/transform_test_util.h"
+
+namespace kiln::driver {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::vector<float> Values(int64_t n, double scale, double offset) {
+  std::vector<float> values;
+  for (int64_t i = 0; i < n; ++i) {
+    values.push_back(static_cast<float>(offset + scale * static_cast<double>((i * 37) % 23)));
+  }
+  return values;
+}
+
+std::string SmallCnn() {
+  testing::OnnxModelBuilder b;
+  b.Input("x", {1, 3, 10, 12});
+  b.Output("y");
+  b.FloatInitializer("w0", {16, 3, 3, 3}, Values(16 * 27, 0.02, -0.2));
+  b.FloatInitializer("w1", {16, 16, 3, 3}, Values(16 * 16 * 9, 0.01, -0.1));
+  b.FloatInitializer("b1", {16}, Values(16, 0.05, -0.5));
+  b.FloatInitializer("w2", {16, 1, 3, 3}, Values(16 * 9, 0.03, -0.3));
+  b.FloatInitializer("w3", {16, 16, 1, 1}, Values(16 * 16, 0.02, -0.2));
+  b.IntsAttr(b.Node("Conv", {"x", "w0"}, {"stem"}, "stem"), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"stem"}, {"a"}, "stem_relu");
+  b.IntsAttr(b.Node("Conv", {"a", "w1", "b1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c1"}, {"r1"}, "relu1");
+  onnx::NodeProto& dw = b.Node("Conv", {"r1", "w2"}, {"dw"}, "depthwise");
+  b.IntAttr(dw, "group", 16);
+  b.IntsAttr(dw, "pads", {1, 1, 1, 1});
+  b.IntsAttr(dw, "strides", {2, 2});
+  b.IntsAttr(b.Node("Conv", {"a", "w3"}, {"short"}, "shortcut"), "strides", {2, 2});
+  b.Node("Add", {"dw", "short"}, {"sum"}, "residual");
+  b.Node("GlobalAveragePool", {"sum"}, {"pooled"}, "squeeze");
+  b.Node("Sigmoid", {"pooled"}, {"gate"}, "gate");
+  b.Node("Mul", {"sum", "gate"}, {"excited"}, "excite");
+  onnx::NodeProto& max_pool = b.Node("MaxPool", {"sum"}, {"max"}, "max_pool");
+  b.IntsAttr(max_pool, "kernel_shape", {3, 3});
+  b.IntsAttr(max_pool, "pads", {1, 1, 1, 1});
+  onnx::NodeProto& avg_pool = b.Node("AveragePool", {"max"}, {"avg"}, "avg_pool");
+  b.IntsAttr(avg_pool, "kernel_shape", {3, 3});
+  b.IntsAttr(avg_pool, "pads", {1, 1, 1, 1});  // edge windows divide by what they cover
+  b.IntAttr(b.Node("Concat", {"excited", "avg"}, {"y"}, "concat"), "axis", 1);
+  return b.Bytes();
+}
+
+CompileResult Compile(const std::string& model, bool convert_layout) {
+  CompileOptions options;
+  options.codegen = HostCodegenOptions();
+  if (!convert_layout) options.disabled_passes = {"ConvertLayout"};
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(model, options);
+  KILN_CHECK(compiled.ok()) << compiled.status();
+  return *std::move(compiled);
+}
+
+std::vector<double> RunOn(const CompileResult& compiled, const loop::HostTensor& x) {
+  ModelTensors tensors = MakeModelTensors(compiled);
+  tensors.inputs[0] = x;
+  KILN_CHECK(RunNative(compiled, {&tensors.inputs[0]}, {&tensors.outputs[0]}).ok());
+  return tensors.outputs[0].ToDoubles();
+}
+
+TEST(BlockedLayoutTest, BlockedCnnComputesWhatTheNchwOneDoes) {
+  std::string model = SmallCnn();
+  CompileResult blocked = Compile(model, true);
+  CompileResult nchw = Compile(model, false);
+
+  std::string text = PrintModule(blocked.optimized);
+  // Every convolution is blocked: the stem (NCHW1c input), conv1, the depthwise one, the shortcut.
+  size_t blocked_convs = 0;
+  for (size_t at = text.find("nn.conv2d_nchwc("); at != std::string::npos;
+       at = text.find("nn.conv2d_nchwc(", at + 1)) {
+    ++blocked_convs;
+  }
+  EXPECT_EQ(blocked_convs, 4u) << text;
+  EXPECT_THAT(text, HasSubstr("mean("));  // the global pool of a blocked value
+  EXPECT_THAT(text, HasSubstr("nn.max_pool3d("));  // pooling over (H, W, block)
+  EXPECT_THAT(text, HasSubstr("nn.avg_pool3d("));
+  EXPECT_THAT(PrintModule(nchw.optimized), Not(HasSubstr("nchwc")));
+  EXPECT_TRUE(testing::AllCallsHaveSpans(blocked.optimized));
+
+  std::vector<float> input = Values(3 * 10 * 12, 0.1, -1.0);
+  loop::HostTensor x = loop::HostTensor::FromDoubles(
+      DataType::kFloat32, {1, 3, 10, 12}, std::vector<double>(input.begin(), input.end()));
+  std::vector<double> expected = RunOn(nchw, x);
+  std::vector<double> actual = RunOn(blocked, x);
+  ASSERT_EQ(actual.size(), 32u * 5 * 6);
+  ASSERT_EQ(actual.size(), expected.size());
+  int nonzero = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], 1e-5 * (1 + std::abs(expected[i]))) << "element " << i;
+    nonzero += expected[i] != 0;
+  }
+  EXPECT_GT(nonzero, 100);  // the comparison means something
+}
+
+}  // namespace
+}  // namespace kiln::driver
