@@ -73,8 +73,21 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t) {
     }
   }
 
-  // [outer axes..., z.outer, y.outer, x.outer, reduce axes..., z.inner, y.inner, x.inner]: each
-  // reduce step updates a tile of outputs, the vector lanes innermost.
+  // Without a channel tile (a matmul's rows x columns), each row of the tile holds several
+  // vectors of columns: enough accumulators to hide the FMA latency.
+  te::IterVar columns_inner;
+  if (!z_inner && x_outer && !reduce_axes.empty()) {
+    for (int64_t tile : kReductionColumnTiles) {
+      if (tile * rows <= kMaxAccumulators && x_outer->extent > tile &&
+          x_outer->extent % tile == 0) {
+        std::tie(x_outer, columns_inner) = schedule.Split(t, x_outer, tile);
+        break;
+      }
+    }
+  }
+
+  // [outer axes..., z.outer, y.outer, x.outer, reduce axes..., z.inner, y.inner, columns, x.inner]:
+  // each reduce step updates a tile of outputs, the vector lanes innermost.
   std::vector<te::IterVar> order;
   for (size_t i = 0; i + 3 < axes.size(); ++i) order.push_back(axes[i]);
   if (axes.size() >= 3) order.push_back(z_outer ? z_outer : axes[axes.size() - 3]);
@@ -83,13 +96,15 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t) {
   order.insert(order.end(), reduce_axes.begin(), reduce_axes.end());
   if (z_inner) order.push_back(z_inner);
   if (y_inner) order.push_back(y_inner);
+  if (columns_inner) order.push_back(columns_inner);
   order.push_back(x_inner);
   schedule.Reorder(t, order);
   schedule.Vectorize(t, x_inner);
-  // The row tile is unrolled: one vector accumulator per row and
+  // The tile is unrolled: one vector accumulator per row, column vector and
   // reduce step, which code generation keeps in registers.
   if (z_inner) schedule.Unroll(t, z_inner);
   if (y_inner) schedule.Unroll(t, y_inner);
+  if (columns_inner) schedule.Unroll(t, columns_inner);
   // The tile loops stay serial: only loops outside the reduction run in parallel.
   ParallelizeOuter(schedule, t, reduce_axes.empty() ? x_inner : reduce_axes.front());
 }

@@ -30,6 +30,10 @@ inline constexpr int64_t kReductionRowTiles[] = {4, 7};
 // tile's vector accumulators (channels x rows) at most kMaxAccumulators.
 inline constexpr int64_t kReductionChannelTiles[] = {4, 2};
 inline constexpr int64_t kMaxAccumulators = 16;
+// Vectors per row of a reduction's tile when the third-innermost axis is not
+// tiled (a matmul or dense: rows x columns), the first that divides the
+// vector count and keeps the tile at most kMaxAccumulators vectors.
+inline constexpr int64_t kReductionColumnTiles[] = {4, 2};
 // A blocked convolution's register tile: output columns, the first that
 // divides the output width, and output-channel blocks, the first that divides
 // the block count and keeps the tile at most kMaxAccumulators vectors.
@@ -42,7 +46,8 @@ inline constexpr int64_t kBlockedConvBlockTiles[] = {4, 2};
 //  * a reduction stage (conv2d, dense, matmul, pooling, reduce, the maxima and
 //    sums of softmax, ...): the innermost output axis is split by a vector
 //    width that divides it, the axis before it is tiled by kReductionRowTiles
-//    and the one before that by kReductionChannelTiles, the reduce loops move
+//    and the one before that by kReductionChannelTiles (or, when it is not, the
+//    vectors of a row by kReductionColumnTiles), the reduce loops move
 //    inside the outer output loops and outside the tile,
 //    the vector loop is vectorized, the row-tile loop unrolled, and the outer
 //    loops are fused and run in parallel;

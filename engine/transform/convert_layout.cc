@@ -71,11 +71,13 @@ class LayoutConverter : public PostOrderRewriter {
     static const OpEntry& global_avg = ops.Get("nn.global_avg_pool2d");
     static const OpEntry& global_max = ops.Get("nn.global_max_pool2d");
     static const OpEntry& concatenate = ops.Get("concatenate");
+    static const OpEntry& dense = ops.Get("nn.dense");
     static const OpEntry& max_pool = ops.Get("nn.max_pool2d");
     static const OpEntry& avg_pool = ops.Get("nn.avg_pool2d");
     const auto* call = post.as<CallNode>();
     const OpEntry* entry = ops.FindCallee(call->op);
     if (entry == nullptr || block_ <= 0) return post;
+    if (entry == &dense) return ConvertDense(call, post);
     std::vector<int64_t> shape = StaticShape(post);
     if (shape.size() != 4 || shape[1] % block_ != 0 || !IsFloatTensor(post)) return post;
     if (entry == &conv) return ConvertConv(call, post);
@@ -262,6 +264,25 @@ class LayoutConverter : public PostOrderRewriter {
     KILN_ASSIGN_OR_RETURN(Expr blocked,
                           MakeTypedCall(call->op.as<OpNode>()->name, args, call->attrs, post->span));
     return Record(post, blocked);
+  }
+
+  // x (..., K) times a constant weight (N, K) transposed is nn.matmul with the weight stored
+  // (K, N), transposed here: the vector lanes of the output's columns then read contiguous
+  // weights instead of gathering one per row.
+  Result ConvertDense(const CallNode* call, const Expr& post) {
+    const Expr& weight = call->args[1];
+    const auto* constant = weight.as<ConstantNode>();
+    std::vector<int64_t> weight_shape = StaticShape(weight);
+    const auto* data_type = call->args[0]->checked_type.as<TensorTypeNode>();
+    if (constant == nullptr || weight_shape.size() != 2 || data_type == nullptr ||
+        data_type->shape.size() < 2 || !IsFloatTensor(post)) {
+      return post;
+    }
+    KILN_ASSIGN_OR_RETURN(Expr transposed,
+                          Pack(*constant->data, "NK", "KN", weight_shape, weight->span));
+    KILN_ASSIGN_OR_RETURN(Expr product, MakeTypedCall("nn.matmul", {call->args[0], transposed},
+                                                      nullptr, post->span));
+    return WithFields(product, ExprFields{post->span, product->checked_type, post->virtual_device});
   }
 
   // 2-D pooling of (N, C/b, H, W, b) is 3-D pooling over (H, W, b) with a window of extent 1,

@@ -235,6 +235,21 @@ class Simplifier final : public StmtExprMutator {
         return RampOf(Combine(op, ramp->base, scale->value, span),
                         Combine(op, ramp->stride, scale->value, span), lanes, span);
       }
+      case BinaryOp::kFloorDiv:
+      case BinaryOp::kFloorMod: {
+        // A unit ramp starting at a multiple of its lanes, divided by a multiple of its lanes,
+        // stays within one period of the divisor: the quotient is one value and the remainder a
+        // unit ramp (a vector's lanes indexing a row: a load, not a gather).
+        if (ra == nullptr || bb == nullptr || !IsConstValue(ra->stride, 1)) return nullptr;
+        const auto* divisor = bb->value.as<IntImmNode>();
+        if (divisor == nullptr || divisor->value <= 0 || divisor->value % lanes != 0) return nullptr;
+        PrimExpr misalignment = Combine(
+            BinaryOp::kFloorMod, ra->base, IntImm(lanes, ra->base->type, span), span);
+        if (!IsConstValue(misalignment, 0)) return nullptr;
+        PrimExpr scalar = Combine(op, ra->base, bb->value, span);
+        if (op == BinaryOp::kFloorDiv) return MakeBroadcast(scalar, lanes, span);
+        return MakeRamp(scalar, ra->stride, lanes, span);
+      }
       default: return nullptr;
     }
   }

@@ -112,5 +112,32 @@ TEST(BlockedLayoutTest, BlockedCnnComputesWhatTheNchwOneDoes) {
   EXPECT_GT(nonzero, 100);  // the comparison means something
 }
 
+// A classifier's Gemm (weight (N, K), transB): nn.dense, rewritten to nn.matmul over the weight
+// transposed at compile time; the same outputs as the dense kernel's.
+TEST(BlockedLayoutTest, DenseBecomesAMatmulOverTheTransposedWeight) {
+  testing::OnnxModelBuilder b;
+  b.Input("x", {2, 24});
+  b.Output("y");
+  b.FloatInitializer("w", {40, 24}, Values(40 * 24, 0.05, -0.5));
+  b.FloatInitializer("c", {40}, Values(40, 0.1, -1.0));
+  b.IntAttr(b.Node("Gemm", {"x", "w", "c"}, {"y"}, "classifier"), "transB", 1);
+  std::string model = b.Bytes();
+  CompileResult converted = Compile(model, true);
+  CompileResult dense = Compile(model, false);
+  EXPECT_THAT(PrintModule(converted.optimized), HasSubstr("nn.matmul("));
+  EXPECT_THAT(PrintModule(dense.optimized), HasSubstr("nn.dense("));
+  EXPECT_THAT(PrintModule(converted.optimized), Not(HasSubstr("nn.dense(")));
+  std::vector<float> input = Values(2 * 24, 0.1, -1.0);
+  loop::HostTensor x = loop::HostTensor::FromDoubles(
+      DataType::kFloat32, {2, 24}, std::vector<double>(input.begin(), input.end()));
+  std::vector<double> expected = RunOn(dense, x);
+  std::vector<double> actual = RunOn(converted, x);
+  ASSERT_EQ(actual.size(), 80u);
+  ASSERT_EQ(expected.size(), 80u);
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], 1e-5 * (1 + std::abs(expected[i]))) << "element " << i;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::driver

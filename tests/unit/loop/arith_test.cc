@@ -273,6 +273,21 @@ TEST(ArithSimplifyTest, RampAndBroadcastArithmetic) {
   EXPECT_EQ(Str(Simplify(MakeRamp(j, I(0), 4))), "broadcast(j, 4)");
 }
 
+TEST(ArithSimplifyTest, AlignedUnitRampsDivideIntoOneValue) {
+  Var x = MakeVar("x");
+  // Lanes 8x .. 8x + 7 lie in one row of 1024: row 8x // 1024, columns from 8x % 1024.
+  PrimExpr ramp = MakeRamp(x * 8, I(1), 8);
+  EXPECT_EQ(Str(Simplify(FloorDiv(ramp, MakeBroadcast(I(1024), 8)))), "broadcast(((x * 8) // 1024), 8)");
+  EXPECT_EQ(Str(Simplify(FloorMod(ramp, MakeBroadcast(I(1024), 8)))), "ramp(((x * 8) % 1024), 1, 8)");
+  EXPECT_EQ(Str(Simplify(FloorMod(ramp, MakeBroadcast(I(8), 8)))), "ramp(0, 1, 8)");
+  // A ramp from 8x + 4 crosses a multiple of 8, and one of 12 lanes may cross 1024: unchanged.
+  PrimExpr shifted = MakeRamp(x * 8 + 4, I(1), 8);
+  EXPECT_EQ(Simplify(FloorDiv(shifted, MakeBroadcast(I(8), 8))).as<BroadcastNode>(), nullptr);
+  EXPECT_EQ(Simplify(FloorMod(shifted, MakeBroadcast(I(8), 8))).as<RampNode>(), nullptr);
+  PrimExpr twelve = MakeRamp(x * 12, I(1), 12);
+  EXPECT_EQ(Simplify(FloorDiv(twelve, MakeBroadcast(I(1024), 12))).as<BroadcastNode>(), nullptr);
+}
+
 TEST(ArithSimplifyTest, ABoundVariableOfOneValueBecomesThatConstant) {
   Var i = MakeVar("i");
   Var j = MakeVar("j");
