@@ -109,43 +109,58 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t) {
   ParallelizeOuter(schedule, t, reduce_axes.empty() ? x_inner : reduce_axes.front());
 }
 
-// A blocked convolution (te::kBlockedConvTag), output (N, O/b, OH, OW, b): the register tile
-// is `tile_blocks` output-channel blocks x `tile_columns` output columns, one vector of b
-// lanes each, updated by every reduce step from one broadcast input value per column and one
-// weight vector per block. [n, ob.outer, oh, ow.outer, reduce..., ob.inner, ow.inner, b]:
-// the tile unrolled, b vectorized, the loops outside the reduction parallel.
-void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t) {
-  std::vector<te::IterVar> axes = schedule.Axes(t);
-  std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
-  if (axes.size() != 5) return ScheduleReduction(schedule, t);
-  // A depthwise convolution (two reduce axes) shares no input between channel blocks.
-  const bool depthwise = reduce_axes.size() == 2;
-  te::IterVar columns_outer, columns_inner, blocks_outer, blocks_inner;
-  int64_t tile_columns = 1;
-  for (int64_t tile : kBlockedConvColumnTiles) {
-    if (axes[3]->extent % tile == 0) {
-      tile_columns = tile;
+// The register tile of a blocked convolution (te::kBlockedConvTag) whose output is
+// (N, O/b, OH, OW, b): `blocks` output-channel blocks x `columns` output columns, one vector of
+// b lanes each, updated by every reduce step from one broadcast input value per column and one
+// weight vector per block. A depthwise convolution shares no input between blocks: one block.
+struct BlockedConvTile {
+  int64_t blocks = 1, columns = 1;
+};
+
+BlockedConvTile ChooseBlockedConvTile(const std::vector<te::IterVar>& axes, bool depthwise) {
+  BlockedConvTile tile;
+  for (int64_t columns : kBlockedConvColumnTiles) {
+    if (axes[3]->extent % columns == 0) {
+      tile.columns = columns;
       break;
     }
   }
-  if (tile_columns > 1 && axes[3]->extent > tile_columns) {
-    std::tie(columns_outer, columns_inner) = schedule.Split(t, axes[3], tile_columns);
-  } else if (tile_columns > 1) {
-    columns_inner = axes[3];
-  }
-  if (!depthwise) {
-    for (int64_t tile : kBlockedConvBlockTiles) {
-      if (tile * tile_columns <= kMaxAccumulators && axes[1]->extent % tile == 0 &&
-          axes[1]->extent > tile) {
-        std::tie(blocks_outer, blocks_inner) = schedule.Split(t, axes[1], tile);
-        break;
-      }
+  if (depthwise) return tile;
+  for (int64_t blocks : kBlockedConvBlockTiles) {
+    if (blocks * tile.columns <= kMaxAccumulators && axes[1]->extent % blocks == 0 &&
+        axes[1]->extent > blocks) {
+      tile.blocks = blocks;
+      break;
     }
   }
-  std::vector<te::IterVar> order = {axes[0], blocks_outer ? blocks_outer : axes[1], axes[2]};
-  if (columns_outer) order.push_back(columns_outer);
+  return tile;
+}
+
+// The loops of a blocked convolution's output `t` split by `tile`:
+// [n, blocks.outer, oh, columns.outer, <middle>..., blocks.inner, columns.inner, b], the tile
+// unrolled and b vectorized. An axis the tile covers whole is not split (its outer is null).
+struct TiledOutput {
+  te::IterVar blocks_outer, columns_outer;
+};
+
+TiledOutput TileBlockedOutput(te::Schedule& schedule, const te::Tensor& t, BlockedConvTile tile,
+                              const std::vector<te::IterVar>& middle) {
+  std::vector<te::IterVar> axes = schedule.Axes(t);
+  TiledOutput tiled;
+  te::IterVar blocks_inner, columns_inner;
+  if (tile.blocks > 1 && axes[1]->extent > tile.blocks) {
+    std::tie(tiled.blocks_outer, blocks_inner) = schedule.Split(t, axes[1], tile.blocks);
+  }
+  if (tile.columns > 1 && axes[3]->extent > tile.columns) {
+    std::tie(tiled.columns_outer, columns_inner) = schedule.Split(t, axes[3], tile.columns);
+  } else if (tile.columns > 1) {
+    columns_inner = axes[3];
+  }
+  std::vector<te::IterVar> order = {axes[0], tiled.blocks_outer ? tiled.blocks_outer : axes[1],
+                                    axes[2]};
+  if (tiled.columns_outer) order.push_back(tiled.columns_outer);
   if (!columns_inner) order.push_back(axes[3]);
-  order.insert(order.end(), reduce_axes.begin(), reduce_axes.end());
+  order.insert(order.end(), middle.begin(), middle.end());
   if (blocks_inner) order.push_back(blocks_inner);
   if (columns_inner) order.push_back(columns_inner);
   order.push_back(axes[4]);
@@ -153,7 +168,81 @@ void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t) {
   schedule.Vectorize(t, axes[4]);
   if (blocks_inner) schedule.Unroll(t, blocks_inner);
   if (columns_inner) schedule.Unroll(t, columns_inner);
-  ParallelizeOuter(schedule, t, reduce_axes.empty() ? axes[4] : reduce_axes.front());
+  return tiled;
+}
+
+// A blocked convolution written by its own loops: the reduce loops inside the tile loops, so
+// each reduce step updates the tile; the loops outside the reduction parallel.
+void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t) {
+  std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
+  if (schedule.Axes(t).size() != 5) return ScheduleReduction(schedule, t);
+  BlockedConvTile tile = ChooseBlockedConvTile(schedule.Axes(t), reduce_axes.size() == 2);
+  TileBlockedOutput(schedule, t, tile, reduce_axes);
+  ParallelizeOuter(schedule, t, reduce_axes.empty() ? schedule.Axes(t)[4] : reduce_axes.front());
+}
+
+// A blocked convolution `conv` whose only reader is the elementwise stage `epilogue` of the same
+// shape (bias, activation, residual add, inlined): the epilogue's loops are tiled, and the
+// convolution is computed per tile at the epilogue's tile loop into a tile-sized buffer, so its
+// accumulators live in registers and the epilogue reads them there: no full-size intermediate
+// written and read back.
+void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& conv,
+                                     const te::Tensor& epilogue) {
+  std::vector<te::IterVar> axes = schedule.Axes(conv);
+  std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(conv);
+  BlockedConvTile tile = ChooseBlockedConvTile(axes, reduce_axes.size() == 2);
+  TiledOutput tiled = TileBlockedOutput(schedule, epilogue, tile, {});
+  te::IterVar at = tiled.columns_outer ? tiled.columns_outer : schedule.Axes(epilogue)[2];
+  ParallelizeOuter(schedule, epilogue, at);
+  schedule.ComputeAt(conv, epilogue, at);
+  // Within the tile: [n, oh, reduce..., ob, ow, b], the extents of n, oh, ob, ow bounded by the
+  // region the tile reads.
+  std::vector<te::IterVar> order = {axes[0], axes[2]};
+  order.insert(order.end(), reduce_axes.begin(), reduce_axes.end());
+  order.insert(order.end(), {axes[1], axes[3], axes[4]});
+  schedule.Reorder(conv, order);
+  schedule.Vectorize(conv, axes[4]);
+  schedule.Unroll(conv, axes[1]);
+  schedule.Unroll(conv, axes[3]);
+}
+
+// True when `op` reads `buffer`, directly or through stages inlined into it.
+bool ReadsThroughInlined(const te::Schedule& schedule, const te::Operation& op,
+                         const loop::Buffer& buffer) {
+  std::vector<te::Operation> pending = {op};
+  std::vector<const te::OperationNode*> seen;
+  while (!pending.empty()) {
+    te::Operation next = pending.back();
+    pending.pop_back();
+    for (const te::Tensor& input : next->inputs) {
+      if (input.op()->buffer.same_as(buffer)) return true;
+      if (std::find(seen.begin(), seen.end(), input.op().get()) != seen.end()) continue;
+      seen.push_back(input.op().get());
+      const te::Stage* stage = schedule.FindStage(input);
+      if (stage != nullptr && stage->attach == te::AttachKind::kInline) pending.push_back(stage->op);
+    }
+  }
+  return false;
+}
+
+// The one other root stage reading `producer` when it is an elementwise stage of the same shape
+// and `producer` is not an output; else null.
+te::Tensor ElementwiseEpilogue(const te::Schedule& schedule, const te::Tensor& producer,
+                               const std::vector<te::Tensor>& roots) {
+  const te::Stage* stage = schedule.FindStage(producer);
+  if (stage->is_output) return te::Tensor();
+  te::Tensor reader;
+  for (const te::Tensor& t : roots) {
+    const te::Stage* other = schedule.FindStage(t);
+    if (other == stage) continue;
+    if (!ReadsThroughInlined(schedule, other->op, stage->buffer())) continue;
+    if (reader.defined() || IsReduction(*other) || other->op->tag == te::kPadTag ||
+        t.shape() != producer.shape()) {
+      return te::Tensor();
+    }
+    reader = t;
+  }
+  return reader;
 }
 
 void ScheduleElementwise(te::Schedule& schedule, const te::Tensor& t) {
@@ -213,7 +302,27 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool 
       roots.push_back(t);
     }
   }
+  // Convolutions scheduled with their epilogues, by buffer (stages are replaced as primitives
+  // apply; their buffers stay).
+  std::vector<loop::Buffer> scheduled;
   for (const te::Tensor& t : roots) {
+    if (schedule.FindStage(t)->op->tag != te::kBlockedConvTag || schedule.Axes(t).size() != 5) {
+      continue;
+    }
+    te::Tensor epilogue = ElementwiseEpilogue(schedule, t, roots);
+    if (!epilogue.defined() || std::find(scheduled.begin(), scheduled.end(),
+                                         schedule.FindStage(epilogue)->buffer()) != scheduled.end()) {
+      continue;
+    }
+    ScheduleBlockedConvWithEpilogue(schedule, t, epilogue);
+    scheduled.push_back(schedule.FindStage(t)->buffer());
+    scheduled.push_back(schedule.FindStage(epilogue)->buffer());
+  }
+  for (const te::Tensor& t : roots) {
+    if (std::find(scheduled.begin(), scheduled.end(), schedule.FindStage(t)->buffer()) !=
+        scheduled.end()) {
+      continue;
+    }
     if (schedule.FindStage(t)->op->tag == te::kBlockedConvTag) {
       ScheduleBlockedConv(schedule, t);
     } else if (IsReduction(*schedule.FindStage(t))) {

@@ -308,29 +308,25 @@ class LayoutConverter : public PostOrderRewriter {
     return Record(post, pooled);
   }
 
+  // concatenate is variadic: its arguments are the pieces.
   Result ConvertConcat(const CallNode* call, const Expr& post) {
-    const auto* tuple = call->args[0].as<TupleNode>();
     int64_t axis = IntAttr(*call->attrs, "axis");
-    if (tuple == nullptr || (axis != 1 && axis != -3)) return post;
+    if (axis != 1 && axis != -3) return post;
     bool any_blocked = false;
-    for (const Expr& field : tuple->elements) {
-      std::vector<int64_t> shape = StaticShape(field);
+    for (const Expr& piece : call->args) {
+      std::vector<int64_t> shape = StaticShape(piece);
       if (shape.size() != 4 || shape[1] % block_ != 0) return post;
-      any_blocked |= blocked_.count(field.get()) != 0;
+      any_blocked |= blocked_.count(piece.get()) != 0;
     }
     if (!any_blocked) return post;
-    std::vector<Expr> fields;
-    std::vector<Type> types;
-    for (const Expr& field : tuple->elements) {
-      KILN_ASSIGN_OR_RETURN(Expr blocked, Blocked(field, post->span));
-      fields.push_back(blocked);
-      types.push_back(blocked->checked_type);
+    std::vector<Expr> pieces;
+    for (const Expr& piece : call->args) {
+      KILN_ASSIGN_OR_RETURN(Expr blocked, Blocked(piece, post->span));
+      pieces.push_back(blocked);
     }
-    Expr blocked_tuple = WithFields(MakeTuple(fields, post->span),
-                                    ExprFields{post->span, MakeTupleType(types), nullptr});
     KILN_ASSIGN_OR_RETURN(
-        Expr blocked, MakeTypedCall("concatenate", {blocked_tuple},
-                                    MakeAttrs({{"axis", AttrValue(int64_t{1})}}), post->span));
+        Expr blocked,
+        MakeTypedCall("concatenate", pieces, MakeAttrs({{"axis", AttrValue(int64_t{1})}}), post->span));
     return Record(post, blocked);
   }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "engine/driver/driver.h"
 #include "engine/driver/run_model.h"
@@ -95,7 +96,25 @@ TEST(BlockedLayoutTest, BlockedCnnComputesWhatTheNchwOneDoes) {
   EXPECT_THAT(text, HasSubstr("nn.max_pool3d("));  // pooling over (H, W, block)
   EXPECT_THAT(text, HasSubstr("nn.avg_pool3d("));
   EXPECT_THAT(PrintModule(nchw.optimized), Not(HasSubstr("nchwc")));
+  // Values stay blocked from the stem to the concat: one transform, back to NCHW at the output.
+  size_t transforms = 0;
+  for (size_t at = text.find("layout_transform("); at != std::string::npos;
+       at = text.find("layout_transform(", at + 1)) {
+    ++transforms;
+  }
+  EXPECT_EQ(transforms, 1u) << text;
   EXPECT_TRUE(testing::AllCallsHaveSpans(blocked.optimized));
+
+  // Convolutions with an epilogue (bias, relu, residual add) accumulate one register tile at a
+  // time (at most 16 vectors of 8), never a full-size intermediate.
+  std::string loops = PrintModule(blocked.lowered->module);
+  int tiles = 0;
+  for (size_t at = loops.find("conv2d_nchwc = T.allocate(["); at != std::string::npos;
+       at = loops.find("conv2d_nchwc = T.allocate([", at + 1)) {
+    EXPECT_LE(std::stoll(loops.substr(at + std::strlen("conv2d_nchwc = T.allocate(["))), 128) << loops;
+    ++tiles;
+  }
+  EXPECT_GE(tiles, 2) << loops;
 
   std::vector<float> input = Values(3 * 10 * 12, 0.1, -1.0);
   loop::HostTensor x = loop::HostTensor::FromDoubles(
