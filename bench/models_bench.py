@@ -4,8 +4,10 @@ one intra-op thread (bench/ort_latency.js) on the same input in the same run, th
 and the largest difference between the two runtimes' outputs; then the geomean ratio and the
 slowest model's per-kernel breakdown. A benchmark, never a test.
 
-usage: models_bench.py BUILD_DIR ORT_DIR [--runs=N] [MODEL ...]
+usage: models_bench.py BUILD_DIR ORT_DIR [--runs=N] [--peak=GFLOPS] [MODEL ...]
   ORT_DIR holds node_modules/onnxruntime-node (npm install --ignore-scripts onnxruntime-node@1.30.0)
+  --peak: one core's FP32 peak, for each kernel's share of it (default 150: a Zen 4 core, two
+  256-bit FMA pipes at about 4.7 GHz)
 """
 import json
 import math
@@ -34,10 +36,13 @@ def median_ms(text):
 def main():
     build, ort_dir = sys.argv[1], sys.argv[2]
     runs = 10
+    peak = 150.0
     names = []
     for arg in sys.argv[3:]:
         if arg.startswith("--runs="):
             runs = int(arg[len("--runs="):])
+        elif arg.startswith("--peak="):
+            peak = float(arg[len("--peak="):])
         else:
             names.append(arg)
     kiln_run = os.path.join(build, "tools/kiln-run/kiln-run")
@@ -60,7 +65,7 @@ def main():
         np.save(input_file, x)
         out_dir = os.path.join(work, name + ".out")
         one = run([kiln_run, model, f"--input={input_file}", f"--benchmark={runs}", "--threads=1",
-                   f"--output_dir={out_dir}"])
+                   f"--output_dir={out_dir}", f"--peak_gflops={peak}"])
         two = run([kiln_run, model, f"--input={input_file}", f"--benchmark={runs}", "--threads=2"])
         ort = run(["node", os.path.join(HERE, "ort_latency.js"), model, str(runs), dims],
                   env=env).split("\n")
@@ -78,7 +83,8 @@ def main():
     geomean = math.exp(sum(math.log(r) for _, r in rows) / len(rows))
     print(f"geomean kiln/ort (one thread): {geomean:.2f}")
     slowest = max(rows, key=lambda row: row[1])[0]
-    print(f"\nper-kernel times of the slowest model relative to ORT, {slowest}:")
+    print(f"\nper-kernel times of the slowest model relative to ORT, {slowest} "
+          f"(peak: {peak:g} GFLOP/s per core):")
     print(outputs_of[slowest][outputs_of[slowest].find("kernels"):])
 
 

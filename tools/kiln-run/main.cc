@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -19,10 +20,12 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "engine/driver/driver.h"
 #include "engine/driver/run_model.h"
+#include "engine/lower/kernel_flops.h"
 #include "engine/runtime/kiln_runtime.h"
 #include "tools/common/flags_usage.h"
 #include "tools/common/tensor_files.h"
@@ -40,6 +43,9 @@ ABSL_FLAG(int, benchmark, 0, "after one warm-up run, time N runs and print media
 ABSL_FLAG(bool, compare_interpreter, false,
           "also run the interpreter and print the largest absolute and relative error per output");
 ABSL_FLAG(int, opt_level, 3, "graph optimization level 0..3");
+ABSL_FLAG(double, peak_gflops, 0,
+          "with --benchmark: the machine's peak GFLOP/s on one thread, to print each kernel's "
+          "share of it (0: not printed)");
 ABSL_FLAG(std::string, symbol_prefix, "kiln_model",
           "the exported symbol prefix of a MODEL.so (Compile's symbol_prefix)");
 
@@ -66,8 +72,11 @@ std::string Describe(const std::string& name, const kiln::loop::HostTensor& tens
 }
 
 // The kernels' mean time per run, slowest first (the profile kiln_rt_profile_read keeps for a
-// model compiled with CodegenOptions::profile_kernels): the 20 slowest and the rest summed.
-void PrintKernelTimes(const std::vector<std::string>& names, int runs) {
+// model compiled with CodegenOptions::profile_kernels): the 20 slowest and the rest summed,
+// with the GFLOP/s of each kernel whose reductions `flops` counts (lower/kernel_flops.h) and,
+// given the machine's peak, the share of it.
+void PrintKernelTimes(const std::vector<std::string>& names,
+                      const std::map<std::string, int64_t>& flops, int runs, double peak_gflops) {
   struct Row {
     std::string name;
     int64_t calls, nanoseconds;
@@ -83,13 +92,22 @@ void PrintKernelTimes(const std::vector<std::string>& names, int runs) {
   if (total == 0) return;
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Row& a, const Row& b) { return a.nanoseconds > b.nanoseconds; });
-  std::printf("kernels (mean per run, slowest first):\n%10s %7s %6s  %s\n", "ms", "share", "calls",
-              "kernel");
+  std::printf("kernels (mean per run, slowest first):\n%10s %7s %6s %8s %6s  %s\n", "ms", "share",
+              "calls", "GFLOP/s", "peak", "kernel");
   const size_t shown = std::min<size_t>(rows.size(), 20);
   for (size_t i = 0; i < shown; ++i) {
-    std::printf("%10.3f %6.1f%% %6.1f  %s\n", rows[i].nanoseconds / 1e6 / runs,
-                100.0 * rows[i].nanoseconds / total, static_cast<double>(rows[i].calls) / runs,
-                rows[i].name.c_str());
+    const Row& row = rows[i];
+    std::string rate = "-", share = "-";
+    auto it = flops.find(row.name);
+    if (it != flops.end() && it->second > 0 && row.nanoseconds > 0) {
+      double gflops = static_cast<double>(it->second) * static_cast<double>(row.calls) /
+                      static_cast<double>(row.nanoseconds);
+      rate = absl::StrFormat("%.1f", gflops);
+      if (peak_gflops > 0) share = absl::StrFormat("%.0f%%", 100.0 * gflops / peak_gflops);
+    }
+    std::printf("%10.3f %6.1f%% %6.1f %8s %6s  %s\n", row.nanoseconds / 1e6 / runs,
+                100.0 * row.nanoseconds / total, static_cast<double>(row.calls) / runs,
+                rate.c_str(), share.c_str(), row.name.c_str());
   }
   if (rows.size() > shown) {
     int64_t rest = 0;
@@ -226,7 +244,15 @@ int main(int argc, char** argv) {
     std::printf("benchmark: %d runs, %d threads: median %.3f ms, p90 %.3f ms, min %.3f ms\n", n,
                 kiln_rt_num_threads(), ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)],
                 ms.front());
-    if (native && compiled) PrintKernelTimes(native->kernel_names(), n);
+    if (native && compiled) {
+      std::map<std::string, int64_t> flops;
+      if (compiled->lowered) {
+        for (const kiln::lower::LoweredKernel& kernel : compiled->lowered->kernels) {
+          flops[kernel.name] = kiln::lower::KernelFlops(kernel);
+        }
+      }
+      PrintKernelTimes(native->kernel_names(), flops, n, absl::GetFlag(FLAGS_peak_gflops));
+    }
   }
 
   if (absl::GetFlag(FLAGS_compare_interpreter)) {
