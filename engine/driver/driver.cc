@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/codegen/llvm/shared_library.h"
+#include "engine/lower/kernel_flops.h"
 #include "engine/lower/kernel_selector.h"
 #include "engine/parser/parser.h"
 #include "engine/pass/pass_context.h"
@@ -243,6 +244,15 @@ absl::StatusOr<CompileResult> CompileGraphText(std::string_view text,
 absl::StatusOr<std::string> LinkSharedLibrary(const CompileResult& compiled) {
   if (!compiled.native) return absl::FailedPreconditionError("the compile generated no native code");
   return codegen::LinkSharedLibrary(*compiled.native);
+}
+
+std::map<std::string, int64_t> KernelFlopsByName(const CompileResult& compiled) {
+  std::map<std::string, int64_t> flops;
+  if (!compiled.lowered) return flops;
+  for (const lower::LoweredKernel& kernel : compiled.lowered->kernels) {
+    flops[kernel.name] = lower::KernelFlops(kernel);
+  }
+  return flops;
 }
 
 }  // namespace kiln::driver

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -117,5 +118,9 @@ absl::StatusOr<CompileResult> CompileModule(IRModule module, const CompileOption
 // on request from the object, so one cached compile serves it too. FailedPrecondition without
 // native code or for a target it cannot be linked for.
 absl::StatusOr<std::string> LinkSharedLibrary(const CompileResult& compiled);
+
+// The FLOPs of each lowered kernel by name (lower/kernel_flops.h: twice the multiply-adds of its
+// reductions), for per-kernel GFLOP/s; empty when the compile did not lower.
+std::map<std::string, int64_t> KernelFlopsByName(const CompileResult& compiled);
 
 }  // namespace kiln::driver

@@ -269,11 +269,32 @@ void ScheduleElementwise(te::Schedule& schedule, const te::Tensor& t) {
 // any elementwise stage: one fused vector loop beats a scalar row loop.
 void SchedulePadding(te::Schedule& schedule, const te::Tensor& t) {
   std::vector<te::IterVar> leaves = schedule.LeafIterVars(t);
+  // Trailing extent-1 axes (the channel block of NCHW1c data, a stem's 3-channel image) move
+  // before the last real axis, which becomes the row.
+  if (leaves.size() >= 2 && leaves.back()->extent == 1 && leaves[leaves.size() - 2]->extent > 1) {
+    schedule.Reorder(t, {leaves.back(), leaves[leaves.size() - 2]});
+    leaves = schedule.LeafIterVars(t);
+  }
   int64_t lanes = leaves.size() >= 2 ? VectorFactor(leaves.back()->extent) : 0;
-  if (lanes == 0) return ScheduleElementwise(schedule, t);
+  if (lanes == 0) {
+    // Rows no width divides (a 224-wide image padded to 226): a scalar loop per row, the leading
+    // axes fused and parallel, rather than one fused vector loop whose lanes each divide and
+    // take remainders of the fused index and gather.
+    if (leaves.size() < 2) return ScheduleElementwise(schedule, t);
+    te::IterVar fused = leaves[0];
+    for (size_t i = 1; i + 1 < leaves.size() && fused; ++i) fused = schedule.Fuse(t, fused, leaves[i]);
+    if (fused) schedule.Parallel(t, fused);
+    return;
+  }
   te::IterVar row = leaves.back();
+  // A row of one vector (the channel block of a blocked layout): the axis before it stays a
+  // serial loop too, so the bounds tests of the outer axes are computed once per row of vectors
+  // rather than dividing the fused index for every vector.
+  size_t serial = row->extent == lanes && leaves.size() >= 3 ? 2 : 1;
   te::IterVar fused = leaves[0];
-  for (size_t i = 1; i + 1 < leaves.size() && fused; ++i) fused = schedule.Fuse(t, fused, leaves[i]);
+  for (size_t i = 1; i + serial < leaves.size() && fused; ++i) {
+    fused = schedule.Fuse(t, fused, leaves[i]);
+  }
   if (!fused) return;
   schedule.Vectorize(t, row->extent == lanes ? row : schedule.Split(t, row, lanes).second);
   schedule.Parallel(t, fused);

@@ -52,10 +52,13 @@ inline constexpr int64_t kBlockedConvBlockTiles[] = {4, 2};
 //    the vector loop is vectorized, the row-tile loop unrolled, and the outer
 //    loops are fused and run in parallel;
 //  * a blocked convolution (nn.conv2d_nchwc): a register tile of output-channel
-//    blocks x output columns around the reduce loops (ScheduleBlockedConv);
-//  * a padding stage whose rows a vector width divides: the leading axes fused
-//    and parallel, each row vectorized;
-//  * any other stage left (an elementwise or injective output, a padding): all axes are
+//    blocks x output columns around the reduce loops; when an elementwise
+//    epilogue is its only reader, the epilogue is tiled so and the convolution
+//    computed at its tile loop into a tile-sized buffer (registers);
+//  * a padding stage: the leading axes fused and parallel, each row a loop of
+//    its own, vectorized when a vector width divides it (a row of one vector,
+//    a channel block, keeps the axis before it serial too), scalar otherwise;
+//  * any other stage left (an elementwise or injective output): all axes are
 //    fused, split by a vector width that divides the total, the inner loop
 //    vectorized and the outer one parallel.
 // Primitive errors are kept in the schedule's status() (see schedule.h).

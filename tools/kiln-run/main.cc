@@ -25,7 +25,6 @@
 #include "absl/strings/str_split.h"
 #include "engine/driver/driver.h"
 #include "engine/driver/run_model.h"
-#include "engine/lower/kernel_flops.h"
 #include "engine/runtime/kiln_runtime.h"
 #include "tools/common/flags_usage.h"
 #include "tools/common/tensor_files.h"
@@ -73,7 +72,7 @@ std::string Describe(const std::string& name, const kiln::loop::HostTensor& tens
 
 // The kernels' mean time per run, slowest first (the profile kiln_rt_profile_read keeps for a
 // model compiled with CodegenOptions::profile_kernels): the 20 slowest and the rest summed,
-// with the GFLOP/s of each kernel whose reductions `flops` counts (lower/kernel_flops.h) and,
+// with the GFLOP/s of each kernel whose reductions `flops` counts (KernelFlopsByName) and,
 // given the machine's peak, the share of it.
 void PrintKernelTimes(const std::vector<std::string>& names,
                       const std::map<std::string, int64_t>& flops, int runs, double peak_gflops) {
@@ -245,13 +244,8 @@ int main(int argc, char** argv) {
                 kiln_rt_num_threads(), ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)],
                 ms.front());
     if (native && compiled) {
-      std::map<std::string, int64_t> flops;
-      if (compiled->lowered) {
-        for (const kiln::lower::LoweredKernel& kernel : compiled->lowered->kernels) {
-          flops[kernel.name] = kiln::lower::KernelFlops(kernel);
-        }
-      }
-      PrintKernelTimes(native->kernel_names(), flops, n, absl::GetFlag(FLAGS_peak_gflops));
+      PrintKernelTimes(native->kernel_names(), kiln::driver::KernelFlopsByName(*compiled), n,
+                       absl::GetFlag(FLAGS_peak_gflops));
     }
   }
 
