@@ -117,23 +117,23 @@ struct BlockedConvTile {
   int64_t blocks = 1, columns = 1;
 };
 
-BlockedConvTile ChooseBlockedConvTile(const std::vector<te::IterVar>& axes, bool depthwise) {
-  BlockedConvTile tile;
+BlockedConvTile ChooseBlockedConvTile(const std::vector<te::IterVar>& axes, bool depthwise,
+                                      int64_t max_accumulators) {
+  // The largest tile that fits, and of equal ones the one with more blocks: each reduce step
+  // then loads fewer broadcast inputs per multiply-add.
+  BlockedConvTile best;
   for (int64_t columns : kBlockedConvColumnTiles) {
-    if (axes[3]->extent % columns == 0) {
-      tile.columns = columns;
-      break;
+    if (axes[3]->extent % columns != 0) continue;
+    for (int64_t blocks : kBlockedConvBlockTiles) {
+      if ((depthwise && blocks > 1) || axes[1]->extent % blocks != 0 ||
+          blocks * columns > max_accumulators) {
+        continue;
+      }
+      int64_t size = blocks * columns, best_size = best.blocks * best.columns;
+      if (size > best_size || (size == best_size && blocks > best.blocks)) best = {blocks, columns};
     }
   }
-  if (depthwise) return tile;
-  for (int64_t blocks : kBlockedConvBlockTiles) {
-    if (blocks * tile.columns <= kMaxAccumulators && axes[1]->extent % blocks == 0 &&
-        axes[1]->extent > blocks) {
-      tile.blocks = blocks;
-      break;
-    }
-  }
-  return tile;
+  return best;
 }
 
 // The loops of a blocked convolution's output `t` split by `tile`:
@@ -150,14 +150,18 @@ TiledOutput TileBlockedOutput(te::Schedule& schedule, const te::Tensor& t, Block
   te::IterVar blocks_inner, columns_inner;
   if (tile.blocks > 1 && axes[1]->extent > tile.blocks) {
     std::tie(tiled.blocks_outer, blocks_inner) = schedule.Split(t, axes[1], tile.blocks);
+  } else if (tile.blocks > 1) {
+    blocks_inner = axes[1];
   }
   if (tile.columns > 1 && axes[3]->extent > tile.columns) {
     std::tie(tiled.columns_outer, columns_inner) = schedule.Split(t, axes[3], tile.columns);
   } else if (tile.columns > 1) {
     columns_inner = axes[3];
   }
-  std::vector<te::IterVar> order = {axes[0], tiled.blocks_outer ? tiled.blocks_outer : axes[1],
-                                    axes[2]};
+  std::vector<te::IterVar> order = {axes[0]};
+  if (tiled.blocks_outer) order.push_back(tiled.blocks_outer);
+  if (!blocks_inner) order.push_back(axes[1]);
+  order.push_back(axes[2]);
   if (tiled.columns_outer) order.push_back(tiled.columns_outer);
   if (!columns_inner) order.push_back(axes[3]);
   order.insert(order.end(), middle.begin(), middle.end());
@@ -176,7 +180,7 @@ TiledOutput TileBlockedOutput(te::Schedule& schedule, const te::Tensor& t, Block
 void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t) {
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
   if (schedule.Axes(t).size() != 5) return ScheduleReduction(schedule, t);
-  BlockedConvTile tile = ChooseBlockedConvTile(schedule.Axes(t), reduce_axes.size() == 2);
+  BlockedConvTile tile = ChooseBlockedConvTile(schedule.Axes(t), reduce_axes.size() == 2, kMaxAccumulators);
   TileBlockedOutput(schedule, t, tile, reduce_axes);
   ParallelizeOuter(schedule, t, reduce_axes.empty() ? schedule.Axes(t)[4] : reduce_axes.front());
 }
@@ -190,7 +194,7 @@ void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& c
                                      const te::Tensor& epilogue) {
   std::vector<te::IterVar> axes = schedule.Axes(conv);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(conv);
-  BlockedConvTile tile = ChooseBlockedConvTile(axes, reduce_axes.size() == 2);
+  BlockedConvTile tile = ChooseBlockedConvTile(axes, reduce_axes.size() == 2, kMaxAccumulators);
   TiledOutput tiled = TileBlockedOutput(schedule, epilogue, tile, {});
   te::IterVar at = tiled.columns_outer ? tiled.columns_outer : schedule.Axes(epilogue)[2];
   ParallelizeOuter(schedule, epilogue, at);
