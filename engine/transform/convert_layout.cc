@@ -79,8 +79,11 @@ class LayoutConverter : public PostOrderRewriter {
     if (entry == nullptr || block_ <= 0) return post;
     if (entry == &dense) return ConvertDense(call, post);
     std::vector<int64_t> shape = StaticShape(post);
-    if (shape.size() != 4 || shape[1] % block_ != 0 || !IsFloatTensor(post)) return post;
+    if (shape.size() != 4 || !IsFloatTensor(post)) return post;
     if (entry == &conv) return ConvertConv(call, post);
+    // Channels that do not fill the last block are zero-padded (see PaddedChannels): only ops
+    // that keep the padding lanes finite compute on such values.
+    if (shape[1] % block_ != 0 && !KeepsPaddingFinite(*entry, call)) return post;
     if (entry == &global_avg || entry == &global_max) {
       auto it = blocked_.find(call->args[0].get());
       if (it == blocked_.end()) return post;
@@ -104,6 +107,32 @@ class LayoutConverter : public PostOrderRewriter {
     Expr blocked;  // the value in NCHW{b}c
   };
 
+  // `channels` rounded up to whole blocks.
+  int64_t PaddedChannels(int64_t channels) const {
+    return (channels + block_ - 1) / block_ * block_;
+  }
+
+  // Padding lanes start as zeros (a padded transform, or a convolution whose padded output
+  // channels have zero weights and bias) and meet zero weights in the next convolution, so any
+  // op that maps finite values to finite values may compute on them. A divisor must be a nonzero
+  // scalar constant.
+  static bool KeepsPaddingFinite(const OpEntry& entry, const CallNode* call) {
+    static const char* const kFinite[] = {"add",     "subtract", "multiply",      "maximum",
+                                          "minimum", "nn.relu",  "clip",          "sigmoid",
+                                          "tanh",    "negative", "nn.leaky_relu", "mean",
+                                          "nn.global_avg_pool2d", "nn.global_max_pool2d",
+                                          "nn.max_pool2d", "nn.avg_pool2d"};
+    for (const char* name : kFinite) {
+      if (entry.name == name) return true;
+    }
+    if (entry.name == "divide" && call->args.size() == 2) {
+      const auto* divisor = call->args[1].as<ConstantNode>();
+      return divisor != nullptr && divisor->data->shape.empty() &&
+             ConstantElement(*divisor->data, 0) != 0;
+    }
+    return false;
+  }
+
   Attrs TransformAttrs(const std::string& from, const std::string& to) const {
     return MakeAttrs({{"src_layout", AttrValue(from)}, {"dst_layout", AttrValue(to)}});
   }
@@ -126,12 +155,41 @@ class LayoutConverter : public PostOrderRewriter {
   // A constant's elements, read as shape `shape` in the unblocked layout `from_name`, in layout
   // `to_name`: packed here rather than by a layout_transform for FoldConstant, which would run
   // every weight of the model through the interpreter.
+  // `padded` (default: `shape`) is the shape in `from` after zeros are appended along each axis,
+  // channels rounded up to whole blocks.
   Result Pack(const TensorDataNode& data, const std::string& from_name, const std::string& to_name,
-              const std::vector<int64_t>& shape, const Span& span) {
+              const std::vector<int64_t>& shape, const Span& span,
+              std::vector<int64_t> padded = {}) {
+    if (padded.empty()) padded = shape;
     KILN_ASSIGN_OR_RETURN(Layout from, Layout::Parse(from_name));
     KILN_ASSIGN_OR_RETURN(Layout to, Layout::Parse(to_name));
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> to_shape, TransformShape(from, to, shape));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> to_shape, TransformShape(from, to, padded));
     KILN_RETURN_IF_ERROR(Charge(data));
+    if (padded != shape) {
+      const int64_t element_bytes = DataTypeBytes(data.dtype);
+      int64_t count = 1;
+      for (int64_t extent : padded) count *= extent;
+      if (budget_ != nullptr) {
+        KILN_RETURN_IF_ERROR(budget_->Charge(count * element_bytes,
+                                             "ConvertLayout: a constant padded to whole blocks"));
+      }
+      std::string bytes(static_cast<size_t>(count * element_bytes), '\0');
+      // Row-major rows of the last axis, each copied to its place in the padded shape.
+      const int64_t row = shape.back() * element_bytes;
+      std::vector<int64_t> index(shape.size(), 0);
+      for (int64_t source = 0; source < static_cast<int64_t>(data.bytes.size()); source += row) {
+        int64_t target = 0;
+        for (size_t d = 0; d < shape.size(); ++d) target = target * padded[d] + index[d];
+        std::memcpy(bytes.data() + target * element_bytes, data.bytes.data() + source,
+                    static_cast<size_t>(row));
+        for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d) {
+          if (++index[d] < shape[d]) break;
+          index[d] = 0;
+        }
+      }
+      TensorData padded_data = MakeTensorData(data.dtype, padded, std::move(bytes));
+      return Pack(*padded_data, from_name, to_name, padded, span);
+    }
     // From an unblocked layout the source offset is linear in the result's index: axis d of
     // `to` steps the source by its primal axis's stride, times the block size for the outer
     // axis of a split one.
@@ -164,6 +222,15 @@ class LayoutConverter : public PostOrderRewriter {
     KILN_ASSIGN_OR_RETURN(Expr back,
                           MakeTypedCall("layout_transform", {blocked},
                                         TransformAttrs(blocked_layout_, "NCHW"), post->span));
+    const int64_t channels = StaticShape(post)[1];
+    if (channels % block_ != 0) {  // drop the padding channels
+      KILN_ASSIGN_OR_RETURN(
+          back, MakeTypedCall("strided_slice", {back},
+                              MakeAttrs({{"begin", IntArray({0})},
+                                         {"end", IntArray({channels})},
+                                         {"axes", IntArray({1})}}),
+                              post->span));
+    }
     back = WithFields(back, ExprFields{post->span, post->checked_type, post->virtual_device});
     blocked_[back.get()] = Converted{back, blocked};
     return back;
@@ -173,7 +240,20 @@ class LayoutConverter : public PostOrderRewriter {
   Result Blocked(const Expr& value, const Span& span) {
     if (auto it = blocked_.find(value.get()); it != blocked_.end()) return it->second.blocked;
     if (auto it = reblocked_.find(value.get()); it != reblocked_.end()) return it->second.blocked;
-    KILN_ASSIGN_OR_RETURN(Expr blocked, MakeTypedCall("layout_transform", {value},
+    Expr whole_blocks = value;
+    const int64_t channels = StaticShape(value)[1];
+    if (channels % block_ != 0) {  // zero channels up to whole blocks
+      KILN_ASSIGN_OR_RETURN(
+          whole_blocks,
+          MakeTypedCall("nn.pad",
+                        {value, MakeTypedScalar(value->checked_type.as<TensorTypeNode>()->dtype,
+                                                0, span)},
+                        MakeAttrs({{"pad_width", IntArray({0, 0, 0, 0, 0,
+                                                           PaddedChannels(channels) - channels,
+                                                           0, 0})}}),
+                        span));
+    }
+    KILN_ASSIGN_OR_RETURN(Expr blocked, MakeTypedCall("layout_transform", {whole_blocks},
                                                       TransformAttrs("NCHW", blocked_layout_), span));
     reblocked_[value.get()] = Converted{value, blocked};
     return blocked;
@@ -193,12 +273,16 @@ class LayoutConverter : public PostOrderRewriter {
     const bool depthwise = groups > 1 && groups == channels && weight_shape[0] == channels &&
                            weight_shape[1] == 1;
     if (groups != 1 && !depthwise) return post;
-    if (depthwise && channels % block_ != 0) return post;
-    // Input channels that do not fill blocks (an image's 3) are read in blocks of 1: NCHW1c,
-    // the NCHW data reshaped.
-    const int64_t in_block = channels % block_ == 0 ? block_ : 1;
+    // The input is blocked (its channels zero-padded to whole blocks) when it already is, fills
+    // blocks, or the convolution is depthwise; otherwise it is read in blocks of 1 (NCHW1c, the
+    // NCHW data reshaped: an image's 3 channels). Output channels are padded to whole blocks,
+    // with zero weights.
+    const bool whole_blocks =
+        depthwise || blocked_.count(data.get()) != 0 || channels % block_ == 0;
+    const int64_t in_block = whole_blocks ? block_ : 1;
+    const int64_t out_channels = PaddedChannels(weight_shape[0]);
     Expr data_blocked;
-    if (in_block == block_) {
+    if (whole_blocks) {
       KILN_ASSIGN_OR_RETURN(data_blocked, Blocked(data, post->span));
     } else {
       std::vector<int64_t> newshape = data_shape;
@@ -207,12 +291,16 @@ class LayoutConverter : public PostOrderRewriter {
                             MakeTypedCall("reshape", {data},
                                           MakeAttrs({{"newshape", IntArray(newshape)}}), post->span));
     }
+    std::vector<int64_t> padded_weight = weight_shape;
+    padded_weight[0] = out_channels;
+    if (!depthwise && whole_blocks) padded_weight[1] = PaddedChannels(channels);
     std::string weight_layout = depthwise ? absl::StrCat("OIHW1i", block_, "o")
                                           : absl::StrCat("OIHW", in_block, "i", block_, "o");
     KILN_ASSIGN_OR_RETURN(Expr weight_blocked,
                           Pack(*weight.as<ConstantNode>()->data, "OIHW", weight_layout,
-                               weight_shape, weight->span));
+                               weight_shape, weight->span, padded_weight));
     Attrs attrs = WithAttr(call->attrs, "block", AttrValue(block_));
+    if (depthwise) attrs = WithAttr(attrs, "groups", AttrValue(out_channels));
     KILN_ASSIGN_OR_RETURN(Expr blocked, MakeTypedCall("nn.conv2d_nchwc",
                                                       {data_blocked, weight_blocked}, attrs,
                                                       post->span));
@@ -240,8 +328,13 @@ class LayoutConverter : public PostOrderRewriter {
       return MakeTypedCall("reshape", {arg}, MakeAttrs({{"newshape", IntArray(newshape)}}), span);
     }
     if (shape[1] != channels) return absl::FailedPreconditionError("not a channel operand");
-    // A per-channel constant (a bias) is packed here, once.
-    if (constant != nullptr) return Pack(*constant->data, "NCHW", blocked_layout_, shape, arg->span);
+    // A per-channel constant (a bias) is packed here, once; zeros for padding channels.
+    if (constant != nullptr) {
+      std::vector<int64_t> padded = shape;
+      padded[1] = PaddedChannels(shape[1]);
+      std::vector<int64_t> four_d = shape;
+      return Pack(*constant->data, "NCHW", blocked_layout_, four_d, arg->span, padded);
+    }
     Expr four_d = arg;
     if (type->shape.size() < 4) {
       KILN_ASSIGN_OR_RETURN(four_d, MakeTypedCall("reshape", {arg},

@@ -226,7 +226,9 @@ class PythonClientTest(KilndTestCase):
 
     def test_schedule_record_of_a_kernel_and_not_found_listing_the_kernels(self):
         with self.client() as kiln:
-            record = kiln.schedule_record(self.model_bytes, "0", verify=True)
+            # Call 0 reshapes the 3-channel image to NCHW1c for the blocked convolution (a view,
+            # no kernel); call 1 is that convolution's kernel.
+            record = kiln.schedule_record(self.model_bytes, "1", verify=True)
             with self.assertRaises(KilnError) as raised:
                 kiln.schedule_record(self.model_bytes, "no_such_kernel")
         self.assertTrue(record.kernel)

@@ -131,6 +131,56 @@ TEST(BlockedLayoutTest, BlockedCnnComputesWhatTheNchwOneDoes) {
   EXPECT_GT(nonzero, 100);  // the comparison means something
 }
 
+// ShuffleNet's and MobileNet's channel counts that do not fill blocks of 8 (12, 20): zero-padded
+// to whole blocks, computed blocked through a depthwise convolution, hard-swish (add, clip,
+// multiply, divide by 6) and pooling, and sliced back at the edge.
+TEST(BlockedLayoutTest, ChannelsThatDoNotFillBlocksArePadded) {
+  testing::OnnxModelBuilder b;
+  b.Input("x", {1, 3, 9, 10});
+  b.Output("y");
+  b.FloatInitializer("w0", {12, 3, 3, 3}, Values(12 * 27, 0.02, -0.2));
+  b.FloatInitializer("w1", {12, 1, 3, 3}, Values(12 * 9, 0.03, -0.3));
+  b.FloatInitializer("w2", {20, 12, 1, 1}, Values(20 * 12, 0.05, -0.5));
+  b.FloatInitializer("b2", {20}, Values(20, 0.1, -1.0));
+  b.FloatInitializer("three", {}, {3.0f});
+  b.FloatInitializer("six", {}, {6.0f});
+  b.IntsAttr(b.Node("Conv", {"x", "w0"}, {"c0"}, "stem"), "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c0"}, {"r0"}, "stem_relu");
+  onnx::NodeProto& dw = b.Node("Conv", {"r0", "w1"}, {"c1"}, "depthwise");
+  b.IntAttr(dw, "group", 12);
+  b.IntsAttr(dw, "pads", {1, 1, 1, 1});
+  b.Node("Conv", {"c1", "w2", "b2"}, {"c2"}, "project");
+  b.Node("Add", {"c2", "three"}, {"shifted"}, "hswish_add");
+  b.FloatInitializer("zero", {}, {0.0f});
+  b.Node("Clip", {"shifted", "zero", "six"}, {"clipped"}, "hswish_clip");
+  b.Node("Mul", {"c2", "clipped"}, {"scaled"}, "hswish_mul");
+  b.Node("Div", {"scaled", "six"}, {"hswish"}, "hswish_div");
+  onnx::NodeProto& pool = b.Node("MaxPool", {"hswish"}, {"y"}, "pool");
+  b.IntsAttr(pool, "kernel_shape", {2, 2});
+  b.IntsAttr(pool, "strides", {2, 2});
+  std::string model = b.Bytes();
+  CompileResult blocked = Compile(model, true);
+  CompileResult nchw = Compile(model, false);
+  std::string text = PrintModule(blocked.optimized);
+  EXPECT_THAT(text, HasSubstr("nn.conv2d_nchwc("));
+  EXPECT_THAT(text, HasSubstr("nn.max_pool3d("));   // the pool ran blocked, padded
+  EXPECT_THAT(text, HasSubstr("strided_slice("));  // 20 channels sliced from 24 at the output
+  EXPECT_TRUE(testing::AllCallsHaveSpans(blocked.optimized));
+  std::vector<float> input = Values(3 * 9 * 10, 0.1, -1.0);
+  loop::HostTensor x = loop::HostTensor::FromDoubles(
+      DataType::kFloat32, {1, 3, 9, 10}, std::vector<double>(input.begin(), input.end()));
+  std::vector<double> expected = RunOn(nchw, x);
+  std::vector<double> actual = RunOn(blocked, x);
+  ASSERT_EQ(actual.size(), 20u * 4 * 5);
+  ASSERT_EQ(expected.size(), actual.size());
+  int nonzero = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], 1e-5 * (1 + std::abs(expected[i]))) << "element " << i;
+    nonzero += expected[i] != 0;
+  }
+  EXPECT_GT(nonzero, 40);
+}
+
 // A classifier's Gemm (weight (N, K), transB): nn.dense, rewritten to nn.matmul over the weight
 // transposed at compile time; the same outputs as the dense kernel's.
 TEST(BlockedLayoutTest, DenseBecomesAMatmulOverTheTransposedWeight) {
