@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -79,6 +80,28 @@ std::vector<double> RunOn(const CompileResult& compiled, const loop::HostTensor&
   return tensors.outputs[0].ToDoubles();
 }
 
+// Runs both compiles on the same deterministic input of `shape`; every output element of
+// `converted` must be within rtol = atol = 1e-5 of `reference`'s. Returns how many of the
+// reference's elements are nonzero (so a caller can check the comparison means something).
+int ExpectSameOutputs(const CompileResult& converted, const CompileResult& reference,
+                      const std::vector<int64_t>& shape, size_t output_size) {
+  int64_t count = 1;
+  for (int64_t extent : shape) count *= extent;
+  std::vector<float> input = Values(count, 0.1, -1.0);
+  loop::HostTensor x = loop::HostTensor::FromDoubles(
+      DataType::kFloat32, shape, std::vector<double>(input.begin(), input.end()));
+  std::vector<double> expected = RunOn(reference, x);
+  std::vector<double> actual = RunOn(converted, x);
+  EXPECT_EQ(actual.size(), output_size);
+  EXPECT_EQ(expected.size(), actual.size());
+  int nonzero = 0;
+  for (size_t i = 0; i < std::min(actual.size(), expected.size()); ++i) {
+    EXPECT_NEAR(actual[i], expected[i], 1e-5 * (1 + std::abs(expected[i]))) << "element " << i;
+    nonzero += expected[i] != 0;
+  }
+  return nonzero;
+}
+
 TEST(BlockedLayoutTest, BlockedCnnComputesWhatTheNchwOneDoes) {
   std::string model = SmallCnn();
   CompileResult blocked = Compile(model, true);
@@ -116,18 +139,7 @@ TEST(BlockedLayoutTest, BlockedCnnComputesWhatTheNchwOneDoes) {
   }
   EXPECT_GE(tiles, 2) << loops;
 
-  std::vector<float> input = Values(3 * 10 * 12, 0.1, -1.0);
-  loop::HostTensor x = loop::HostTensor::FromDoubles(
-      DataType::kFloat32, {1, 3, 10, 12}, std::vector<double>(input.begin(), input.end()));
-  std::vector<double> expected = RunOn(nchw, x);
-  std::vector<double> actual = RunOn(blocked, x);
-  ASSERT_EQ(actual.size(), 32u * 5 * 6);
-  ASSERT_EQ(actual.size(), expected.size());
-  int nonzero = 0;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    EXPECT_NEAR(actual[i], expected[i], 1e-5 * (1 + std::abs(expected[i]))) << "element " << i;
-    nonzero += expected[i] != 0;
-  }
+  int nonzero = ExpectSameOutputs(blocked, nchw, {1, 3, 10, 12}, 32 * 5 * 6);
   EXPECT_GT(nonzero, 100);  // the comparison means something
 }
 
@@ -166,18 +178,7 @@ TEST(BlockedLayoutTest, ChannelsThatDoNotFillBlocksArePadded) {
   EXPECT_THAT(text, HasSubstr("nn.max_pool3d("));   // the pool ran blocked, padded
   EXPECT_THAT(text, HasSubstr("strided_slice("));  // 20 channels sliced from 24 at the output
   EXPECT_TRUE(testing::AllCallsHaveSpans(blocked.optimized));
-  std::vector<float> input = Values(3 * 9 * 10, 0.1, -1.0);
-  loop::HostTensor x = loop::HostTensor::FromDoubles(
-      DataType::kFloat32, {1, 3, 9, 10}, std::vector<double>(input.begin(), input.end()));
-  std::vector<double> expected = RunOn(nchw, x);
-  std::vector<double> actual = RunOn(blocked, x);
-  ASSERT_EQ(actual.size(), 20u * 4 * 5);
-  ASSERT_EQ(expected.size(), actual.size());
-  int nonzero = 0;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    EXPECT_NEAR(actual[i], expected[i], 1e-5 * (1 + std::abs(expected[i]))) << "element " << i;
-    nonzero += expected[i] != 0;
-  }
+  int nonzero = ExpectSameOutputs(blocked, nchw, {1, 3, 9, 10}, 20 * 4 * 5);
   EXPECT_GT(nonzero, 40);
 }
 
@@ -196,16 +197,7 @@ TEST(BlockedLayoutTest, DenseBecomesAMatmulOverTheTransposedWeight) {
   EXPECT_THAT(PrintModule(converted.optimized), HasSubstr("nn.matmul("));
   EXPECT_THAT(PrintModule(dense.optimized), HasSubstr("nn.dense("));
   EXPECT_THAT(PrintModule(converted.optimized), Not(HasSubstr("nn.dense(")));
-  std::vector<float> input = Values(2 * 24, 0.1, -1.0);
-  loop::HostTensor x = loop::HostTensor::FromDoubles(
-      DataType::kFloat32, {2, 24}, std::vector<double>(input.begin(), input.end()));
-  std::vector<double> expected = RunOn(dense, x);
-  std::vector<double> actual = RunOn(converted, x);
-  ASSERT_EQ(actual.size(), 80u);
-  ASSERT_EQ(expected.size(), 80u);
-  for (size_t i = 0; i < actual.size(); ++i) {
-    EXPECT_NEAR(actual[i], expected[i], 1e-5 * (1 + std::abs(expected[i]))) << "element " << i;
-  }
+  EXPECT_GT(ExpectSameOutputs(converted, dense, {2, 24}, 80), 40);
 }
 
 }  // namespace
