@@ -316,6 +316,16 @@ void SchedulePadding(te::Schedule& schedule, const te::Tensor& t) {
   schedule.Parallel(t, fused);
 }
 
+// An injective stage (transpose, channel shuffle, concat, split, layout change) whose rows
+// are long: scheduled row by row like a padding, so each row's source is found once (its
+// divisions and remainders scalar, outside the vector loop) and the row is read contiguously,
+// instead of unravelling every vector lane of one fused index into a gather.
+bool IsLongRowInjective(const te::Schedule& schedule, const te::Tensor& t) {
+  const te::Stage* stage = schedule.FindStage(t);
+  return stage->op->tag == "injective" && t.ndim() >= 2 &&
+         t.shape().back() >= kMinInjectiveRowExtent;
+}
+
 }  // namespace
 
 te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool keep_record) {
@@ -369,7 +379,7 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool 
       ScheduleBlockedConv(schedule, t);
     } else if (IsReduction(*schedule.FindStage(t))) {
       ScheduleReduction(schedule, t);
-    } else if (schedule.FindStage(t)->op->tag == te::kPadTag) {
+    } else if (schedule.FindStage(t)->op->tag == te::kPadTag || IsLongRowInjective(schedule, t)) {
       SchedulePadding(schedule, t);
     } else {
       ScheduleElementwise(schedule, t);

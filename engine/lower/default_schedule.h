@@ -34,6 +34,9 @@ inline constexpr int64_t kMaxAccumulators = 16;
 // tiled (a matmul or dense: rows x columns), the first that divides the
 // vector count and keeps the tile at most kMaxAccumulators vectors.
 inline constexpr int64_t kReductionColumnTiles[] = {4, 2};
+// Injective stages (transposes, shuffles, concats) whose rows have at least
+// this many elements are scheduled row by row, like paddings.
+inline constexpr int64_t kMinInjectiveRowExtent = 16;
 // A blocked convolution's register tile: output columns (a divisor of the
 // output width from this list) x output-channel blocks (a divisor of the block
 // count from the next), the largest at most kMaxAccumulators vectors, of equal
@@ -57,7 +60,8 @@ inline constexpr int64_t kBlockedConvBlockTiles[] = {4, 2, 1};
 //    blocks x output columns around the reduce loops; when an elementwise
 //    epilogue is its only reader, the epilogue is tiled so and the convolution
 //    computed at its tile loop into a tile-sized buffer (registers);
-//  * a padding stage: the leading axes fused and parallel, each row a loop of
+//  * a padding stage, or an injective one whose rows hold at least
+//    kMinInjectiveRowExtent elements: the leading axes fused and parallel, each row a loop of
 //    its own, vectorized when a vector width divides it (a row of one vector,
 //    a channel block, keeps the axis before it serial too), scalar otherwise;
 //  * any other stage left (an elementwise or injective output): all axes are

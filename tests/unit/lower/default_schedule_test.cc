@@ -94,6 +94,31 @@ def @main(%x: Tensor[(4, 6), float32] /* si=input */) {
   for (int i = 0; i < 24; ++i) EXPECT_EQ(outputs[0][i], std::max(0, 2 * (i - 12))) << i;
 }
 
+// A channel shuffle's transpose with 32-element rows goes row by row: the leading axes fused and
+// parallel, each row split into vectors of 8 read contiguously; the result is the transposition.
+TEST(DefaultScheduleTest, InjectiveStagesWithLongRowsGoRowByRow) {
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
+def @main(%x: Tensor[(1, 4, 3, 32), float32]) {
+  transpose(%x, axes=[0, 2, 1, 3])
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->kernels.size(), 1u);
+  EXPECT_EQ(Primitives(lowered->kernels[0].schedule),
+            (std::vector<std::string>{"vanilla", "fuse", "fuse", "split", "vectorize", "parallel"}));
+  std::vector<double> x(4 * 3 * 32);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i);
+  auto outputs = testing::RunFloat(*lowered, {testing::F32({1, 4, 3, 32}, x)});
+  // out[0, h, c, w] = x[0, c, h, w] = (c * 3 + h) * 32 + w.
+  for (int h = 0; h < 3; ++h) {
+    for (int c = 0; c < 4; ++c) {
+      for (int w = 0; w < 32; ++w) {
+        EXPECT_EQ(outputs[0][(h * 4 + c) * 32 + w], (c * 3 + h) * 32 + w) << h << " " << c << " " << w;
+      }
+    }
+  }
+}
+
 // A convolution's padding is its own stage: for 6x6 maps padded by 1, each 8-wide padded row is
 // one vector (the channels and the batch fused and parallel, the rows a serial loop, so the row's
 // bounds test is not recomputed from a fused index per vector); a 7x7 map's 9-wide rows no width
