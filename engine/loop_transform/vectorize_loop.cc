@@ -71,6 +71,7 @@ class BodyVectorizer final : public StmtExprMutator {
   }
 
   PrimExpr VisitBufferLoad_(const BufferLoadNode* op, const PrimExpr& self) override {
+    ++loads_visited_;
     if (op->type.lanes > 1) return Fail(self);
     std::vector<PrimExpr> indices;
     bool changed = VectorizeIndices(op->indices, &indices);
@@ -108,7 +109,18 @@ class BodyVectorizer final : public StmtExprMutator {
   }
 
   Stmt VisitFor_(const ForNode*, const Stmt& self) override { return Fail(self); }
-  Stmt VisitIfThenElse_(const IfThenElseNode*, const Stmt& self) override { return Fail(self); }
+  // A condition every lane shares and that reads no memory (a pooling window's bounds test on
+  // the loops outside the lanes) stays a branch around the vectorized branches: the lanes of one
+  // iteration all take the same side, and no lane's store can change the condition.
+  Stmt VisitIfThenElse_(const IfThenElseNode* op, const Stmt& self) override {
+    const int64_t loads_before = loads_visited_;
+    PrimExpr condition = VisitExpr(op->condition);
+    if (condition->type.lanes != 1 || loads_visited_ != loads_before) return Fail(self);
+    Stmt then_case = VisitStmt(op->then_case);
+    Stmt else_case = op->else_case ? VisitStmt(op->else_case) : op->else_case;
+    if (then_case.same_as(op->then_case) && else_case.same_as(op->else_case)) return self;
+    return MakeIfThenElse(condition, then_case, else_case, op->span);
+  }
   Stmt VisitAllocate_(const AllocateNode*, const Stmt& self) override { return Fail(self); }
   Stmt VisitCallKernel_(const CallKernelNode*, const Stmt& self) override { return Fail(self); }
 
@@ -135,6 +147,7 @@ class BodyVectorizer final : public StmtExprMutator {
 
   int lanes_;
   bool failed_ = false;
+  int64_t loads_visited_ = 0;
   std::unordered_map<const VarNode*, PrimExpr> replacements_;  // lookup only
 };
 

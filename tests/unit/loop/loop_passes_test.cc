@@ -359,6 +359,33 @@ TEST(VectorizeLoopTest, BodiesThatCannotBeVectorizedStaySerialLoops) {
   }
 }
 
+// A pooling window's bounds test on the loops outside the lanes: the branch stays, around the
+// vector store. A condition that reads memory the lanes write (lane 0's store could flip it for
+// the later lanes) keeps the loop serial.
+TEST(VectorizeLoopTest, LaneInvariantConditionsStayBranchesAroundVectorBodies) {
+  Buffer a = MakeBuffer("A", DataType::kFloat32, {8});
+  Var v = MakeVar("v");
+  Var k = MakeVar("k");
+  Stmt window = MakeIfThenElse(k >= I(1), MakeBufferStore(a, F(1.0), {v}));
+  Stmt lanes = MakeFor(v, I(0), I(8), ForKind::kVectorized, window);
+  PrimFunc result =
+      RunPass(VectorizeLoop(), MakePrimFunc({a}, MakeFor(k, I(0), I(3), ForKind::kSerial, lanes)));
+  const auto* branch = As<IfThenElseNode>(As<ForNode>(result->body)->body);
+  ASSERT_NE(branch, nullptr);
+  EXPECT_TRUE(branch->condition.same_as(As<IfThenElseNode>(window)->condition));
+  const auto* store = As<BufferStoreNode>(branch->then_case);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Indices(store->indices), "ramp(0, 1, 8)");
+
+  Stmt reads_written =
+      MakeIfThenElse(MakeBufferLoad(a, {I(0)}) < F(0.5), MakeBufferStore(a, F(1.0), {v}));
+  Stmt loop = MakeFor(v, I(0), I(8), ForKind::kVectorized, reads_written);
+  const auto* serial = As<ForNode>(RunPass(VectorizeLoop(), MakePrimFunc({a}, loop))->body);
+  ASSERT_NE(serial, nullptr);
+  EXPECT_EQ(serial->for_kind, ForKind::kSerial);
+  EXPECT_TRUE(serial->body.same_as(reads_written));
+}
+
 // ---------------------------------------------------------------------------
 // UnrollLoop
 
