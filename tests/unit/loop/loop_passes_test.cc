@@ -380,7 +380,8 @@ TEST(VectorizeLoopTest, LaneInvariantConditionsStayBranchesAroundVectorBodies) {
   Stmt reads_written =
       MakeIfThenElse(MakeBufferLoad(a, {I(0)}) < F(0.5), MakeBufferStore(a, F(1.0), {v}));
   Stmt loop = MakeFor(v, I(0), I(8), ForKind::kVectorized, reads_written);
-  const auto* serial = As<ForNode>(RunPass(VectorizeLoop(), MakePrimFunc({a}, loop))->body);
+  PrimFunc unchanged = RunPass(VectorizeLoop(), MakePrimFunc({a}, loop));
+  const auto* serial = As<ForNode>(unchanged->body);
   ASSERT_NE(serial, nullptr);
   EXPECT_EQ(serial->for_kind, ForKind::kSerial);
   EXPECT_TRUE(serial->body.same_as(reads_written));
