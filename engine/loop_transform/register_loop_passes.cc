@@ -2,6 +2,7 @@
 #include "engine/loop_transform/register_loop_passes.h"
 
 #include "engine/loop_transform/flatten_buffer.h"
+#include "engine/loop_transform/loop_partition.h"
 #include "engine/loop_transform/lower_intrin.h"
 #include "engine/loop_transform/remove_no_op.h"
 #include "engine/loop_transform/simplify.h"
@@ -23,6 +24,8 @@ void RegisterLoopPasses(PassRegistry& registry) {
                  "loops of extent <= 1"},
       {RemoveNoOp, "loop IR: remove statements that do nothing (empty loops, self-stores, ...)"},
       {FlattenBuffer, "loop IR: rewrite multi-dimensional buffer accesses to flat indices"},
+      {LoopPartition, "loop IR: split serial loops at the bounds their body tests (padded borders, "
+                      "split tails) so the middle loop runs without the tests"},
       {VectorizeLoop, "loop IR: turn vectorized loops into Ramp/Broadcast vector code"},
       {StorageRewrite, "loop IR: let allocations with disjoint lifetimes share storage"},
       {LowerIntrin, "loop IR: expand sigmoid, rsqrt, ... into calls code generation maps"},
@@ -51,7 +54,7 @@ void RegisterLoopPasses(PassRegistry& registry) {
 
 const std::string& DefaultLoopPipeline() {
   static const std::string* const kPipeline = new std::string(
-      "Simplify,FlattenBuffer,Simplify,VectorizeLoop,UnrollLoop,Simplify,RemoveNoOp,StorageRewrite,"
+      "Simplify,FlattenBuffer,Simplify,LoopPartition,Simplify,VectorizeLoop,UnrollLoop,Simplify,RemoveNoOp,StorageRewrite,"
       "LowerIntrin");
   return *kPipeline;
 }

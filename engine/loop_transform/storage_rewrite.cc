@@ -9,6 +9,7 @@
 
 #include "engine/loop/functor.h"
 #include "engine/loop_transform/prim_func_pass.h"
+#include "engine/loop_transform/storage_remap.h"
 
 namespace kiln::loop::transform {
 namespace {
@@ -24,60 +25,6 @@ class StorageUses final : public StmtExprVisitor {
 
  protected:
   void VisitVar_(const VarNode* op) override { vars.insert(op); }
-};
-
-// Rewrites every use of a merged storage variable to the shared one.
-class StorageRemapper final : public StmtExprMutator {
- public:
-  explicit StorageRemapper(const std::unordered_map<const VarNode*, Var>& remap) : remap_(remap) {}
-
- protected:
-  PrimExpr VisitVar_(const VarNode* op, const PrimExpr& self) override {
-    auto it = remap_.find(op);
-    return it != remap_.end() ? PrimExpr(it->second) : self;
-  }
-
-  PrimExpr VisitBufferLoad_(const BufferLoadNode* op, const PrimExpr& self) override {
-    PrimExpr visited = StmtExprMutator::VisitBufferLoad_(op, self);
-    const auto* load = visited.as<BufferLoadNode>();
-    Buffer buffer = Remap(load->buffer);
-    if (buffer.same_as(load->buffer)) return visited;
-    return MakeBufferLoad(buffer, load->indices, load->span);
-  }
-
-  Stmt VisitBufferStore_(const BufferStoreNode* op, const Stmt& self) override {
-    Stmt visited = StmtExprMutator::VisitBufferStore_(op, self);
-    const auto* store = visited.as<BufferStoreNode>();
-    Buffer buffer = Remap(store->buffer);
-    if (buffer.same_as(store->buffer)) return visited;
-    return MakeBufferStore(buffer, store->value, store->indices, store->span);
-  }
-
-  Stmt VisitCallKernel_(const CallKernelNode* op, const Stmt& self) override {
-    std::vector<Buffer> args;
-    bool changed = false;
-    for (const Buffer& arg : op->args) {
-      args.push_back(Remap(arg));
-      changed |= !args.back().same_as(arg);
-    }
-    if (!changed) return self;
-    return MakeCallKernel(op->callee, std::move(args), op->span);
-  }
-
- private:
-  Buffer Remap(const Buffer& buffer) {
-    auto var = remap_.find(buffer->data.get());
-    if (var == remap_.end()) return buffer;
-    auto it = views_.find(buffer.get());
-    if (it != views_.end()) return it->second.second;
-    Buffer view = MakeBufferView(buffer->name, var->second, buffer->dtype, buffer->shape,
-                                 buffer->elem_offset, buffer->strides, buffer->scope);
-    views_.emplace(buffer.get(), std::make_pair(buffer, view));
-    return view;
-  }
-
-  const std::unordered_map<const VarNode*, Var>& remap_;
-  std::unordered_map<const BufferNode*, std::pair<Buffer, Buffer>> views_;  // lookup only
 };
 
 struct Candidate {

@@ -194,9 +194,24 @@ void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& c
                                      const te::Tensor& epilogue) {
   std::vector<te::IterVar> axes = schedule.Axes(conv);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(conv);
-  BlockedConvTile tile = ChooseBlockedConvTile(axes, reduce_axes.size() == 2, kMaxAccumulators);
+  bool depthwise = reduce_axes.size() == 2;
+  BlockedConvTile tile = ChooseBlockedConvTile(axes, depthwise, kMaxAccumulators);
   TiledOutput tiled = TileBlockedOutput(schedule, epilogue, tile, {});
   te::IterVar at = tiled.columns_outer ? tiled.columns_outer : schedule.Axes(epilogue)[2];
+  if (depthwise) {
+    // Too few channel blocks to run in parallel alone: the rows are split, and only their outer
+    // part joins the parallel loop, so the inner rows stay a loop of their own that
+    // LoopPartition can split at the padded border (a row fused into the parallel index could
+    // not be).
+    std::vector<te::IterVar> epilogue_axes = schedule.Axes(epilogue);
+    int64_t leading = epilogue_axes[0]->extent * epilogue_axes[1]->extent;
+    const te::IterVar& rows = epilogue_axes[2];
+    if (leading < kMinParallelExtent) {
+      int64_t chunks = (kMinParallelExtent + leading - 1) / leading;
+      while (chunks < rows->extent && rows->extent % chunks != 0) ++chunks;
+      if (chunks < rows->extent) schedule.Split(epilogue, rows, rows->extent / chunks);
+    }
+  }
   ParallelizeOuter(schedule, epilogue, at);
   schedule.ComputeAt(conv, epilogue, at);
   // Within the tile: [n, oh, reduce..., ob, ow, b], the extents of n, oh, ob, ow bounded by the
@@ -208,16 +223,14 @@ void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& c
   schedule.Vectorize(conv, axes[4]);
   schedule.Unroll(conv, axes[1]);
   schedule.Unroll(conv, axes[3]);
-  // A strided depthwise convolution's padded input is computed per tile too, the few rows and
-  // columns the tile reads (in L1), instead of a padded copy of the whole input written to
-  // memory and read back: it does 9 / 4 multiply-adds per input value, too few to pay for that
-  // round trip. (With stride 1 the tiles' rows overlap 3 times: measured slower.)
-  if (reduce_axes.size() == 2) {
+  // A depthwise convolution reads its padding inlined, as bounds tests on the input, instead
+  // of a padded copy: it does only 9 (or 25) multiply-adds per input value, too few to pay for
+  // writing and reading a copy. LoopPartition (loop_transform/loop_partition.h) then splits the
+  // row and column-tile loops so the tests remain only in the border tiles.
+  if (depthwise) {
     const te::Stage* stage = schedule.FindStage(conv);
     for (const te::Tensor& input : stage->op->inputs) {
-      if (input.op()->tag != te::kPadTag || input.shape()[2] < 2 * conv.shape()[2]) continue;
-      schedule.ComputeAt(input, conv, axes[2]);
-      schedule.Vectorize(input, schedule.Axes(input).back());
+      if (input.op()->tag == te::kPadTag) schedule.ComputeInline(input);
     }
   }
 }
@@ -363,7 +376,7 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool 
     }
     ScheduleBlockedConvWithEpilogue(schedule, t, epilogue);
     for (const te::Tensor& input : schedule.FindStage(t)->op->inputs) {
-      if (schedule.FindStage(input)->attach == te::AttachKind::kScope) {
+      if (schedule.FindStage(input)->attach != te::AttachKind::kRoot) {
         scheduled.push_back(schedule.FindStage(input)->buffer());
       }
     }

@@ -45,6 +45,8 @@ ABSL_FLAG(int, opt_level, 3, "graph optimization level 0..3");
 ABSL_FLAG(double, peak_gflops, 0,
           "with --benchmark: the machine's peak GFLOP/s on one thread, to print each kernel's "
           "share of it (0: not printed)");
+ABSL_FLAG(int, top_kernels, 20,
+          "with --benchmark: how many of the slowest kernels to list (the rest are summed)");
 ABSL_FLAG(std::string, symbol_prefix, "kiln_model",
           "the exported symbol prefix of a MODEL.so (Compile's symbol_prefix)");
 
@@ -71,11 +73,12 @@ std::string Describe(const std::string& name, const kiln::loop::HostTensor& tens
 }
 
 // The kernels' mean time per run, slowest first (the profile kiln_rt_profile_read keeps for a
-// model compiled with CodegenOptions::profile_kernels): the 20 slowest and the rest summed,
+// model compiled with CodegenOptions::profile_kernels): the `top` slowest and the rest summed,
 // with the GFLOP/s of each kernel whose reductions `flops` counts (KernelFlopsByName) and,
 // given the machine's peak, the share of it.
 void PrintKernelTimes(const std::vector<std::string>& names,
-                      const std::map<std::string, int64_t>& flops, int runs, double peak_gflops) {
+                      const std::map<std::string, int64_t>& flops, int runs, double peak_gflops,
+                      int top) {
   struct Row {
     std::string name;
     int64_t calls, nanoseconds;
@@ -93,7 +96,7 @@ void PrintKernelTimes(const std::vector<std::string>& names,
                    [](const Row& a, const Row& b) { return a.nanoseconds > b.nanoseconds; });
   std::printf("kernels (mean per run, slowest first):\n%10s %7s %6s %8s %6s  %s\n", "ms", "share",
               "calls", "GFLOP/s", "peak", "kernel");
-  const size_t shown = std::min<size_t>(rows.size(), 20);
+  const size_t shown = std::min<size_t>(rows.size(), static_cast<size_t>(std::max(0, top)));
   for (size_t i = 0; i < shown; ++i) {
     const Row& row = rows[i];
     std::string rate = "-", share = "-";
@@ -245,7 +248,7 @@ int main(int argc, char** argv) {
                 ms.front());
     if (native && compiled) {
       PrintKernelTimes(native->kernel_names(), kiln::driver::KernelFlopsByName(*compiled), n,
-                       absl::GetFlag(FLAGS_peak_gflops));
+                       absl::GetFlag(FLAGS_peak_gflops), absl::GetFlag(FLAGS_top_kernels));
     }
   }
 

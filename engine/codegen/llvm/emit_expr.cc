@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/codegen/llvm/function_emitter.h"
+#include "engine/codegen/llvm/inline_exp.h"
 #include "engine/codegen/llvm/vector_math.h"
 #include "engine/ir/float16.h"
 #include "engine/support/check.h"
@@ -460,18 +461,17 @@ llvm::Value* FunctionEmitter::EmitFloatMath(Intrinsic intrinsic, DataType dtype,
   };
   auto c_math = [&](const char* name) { return vector_or(name, args, [&] { return libm(name); }); };
   llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
+  // float32 exp is inlined (inline_exp.h); double keeps libmvec and libm.
+  auto exp = [&](llvm::Value* v) -> llvm::Value* {
+    if (type->getScalarType()->isFloatTy()) return EmitInlineExpFloat(b_, v);
+    return vector_or("exp", {v}, [&] { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, v); });
+  };
   switch (intrinsic) {
-    case Intrinsic::kExp: return math("exp", llvm::Intrinsic::exp);
+    case Intrinsic::kExp: return exp(x);
     case Intrinsic::kLog: return math("log", llvm::Intrinsic::log);
     case Intrinsic::kSqrt: return unary(llvm::Intrinsic::sqrt);
     case Intrinsic::kRsqrt: return b_.CreateFDiv(one, unary(llvm::Intrinsic::sqrt));
-    case Intrinsic::kSigmoid: {
-      llvm::Value* minus_x = b_.CreateFNeg(x);
-      llvm::Value* e = vector_or("exp", {minus_x}, [&] {
-        return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, minus_x);
-      });
-      return b_.CreateFDiv(one, b_.CreateFAdd(one, e));
-    }
+    case Intrinsic::kSigmoid: return b_.CreateFDiv(one, b_.CreateFAdd(one, exp(b_.CreateFNeg(x))));
     case Intrinsic::kAbs: return unary(llvm::Intrinsic::fabs);
     case Intrinsic::kFloor: return unary(llvm::Intrinsic::floor);
     case Intrinsic::kCeil: return unary(llvm::Intrinsic::ceil);

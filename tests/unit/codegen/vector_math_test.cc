@@ -1,7 +1,9 @@
-// Vectorized math in native code (engine/codegen/llvm/vector_math.h): a vectorized elementwise
-// kernel calls glibc's libmvec variants, and their results stay within the documented error
-// bound of the double-precision libm value: at most 4 ulp for the functions themselves (glibc's
-// manual), 6 ulp for sigmoid (libmvec exp, then an add and a divide, each rounding once).
+// Vectorized math in native code: a vectorized elementwise kernel calls glibc's libmvec variants
+// (engine/codegen/llvm/vector_math.h) or, for float32 exp and sigmoid, the inline exp
+// (inline_exp.h), and their results stay within the documented error bound of the
+// double-precision libm value: at most 4 ulp for the functions themselves (glibc's manual; the
+// inline exp's polynomial is about 1 ulp), 6 ulp for sigmoid (exp, then an add and a divide, each
+// rounding once).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@ namespace kiln::driver {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int kSize = 4096;  // a multiple of 8: one vectorized loop, no scalar tail
 
@@ -56,6 +59,8 @@ double UlpError(double got, double reference, bool is_float) {
 
 const MathCase kCases[] = {
     {"exp", [](double x) { return std::exp(x); }, -87, 88, 4},
+    // Into the subnormals and past the overflow threshold (88.72).
+    {"exp", [](double x) { return std::exp(x); }, -110, 95, 4},
     {"log", [](double x) { return std::log(x); }, 1e-3, 1e6, 4},
     {"tanh", [](double x) { return std::tanh(x); }, -9, 9, 4},
     {"erf", [](double x) { return std::erf(x); }, -4, 4, 4},
@@ -79,11 +84,14 @@ void CheckAccuracy(const std::string& cpu, const char* dtype, DataType kiln_dtyp
   bool is_float = kiln_dtype == DataType::kFloat32;
   for (const MathCase& c : kCases) {
     CompileResult compiled = CompileUnary(c.op, dtype, cpu, /*emit_ir=*/true);
-    // A sigmoid calls exp; every other case calls its own function.
+    // A sigmoid calls exp; every other case calls its own function. float32 exp is inline.
     std::string function = std::string(c.op) == "sigmoid" ? "exp" : c.op;
-    EXPECT_THAT(compiled.native->llvm_ir,
-                HasSubstr(absl::StrCat(expected_call, "_", function, is_float ? "f" : "")))
-        << c.op << " on " << cpu;
+    std::string call = absl::StrCat(expected_call, "_", function, is_float ? "f" : "");
+    if (is_float && function == "exp") {
+      EXPECT_THAT(compiled.native->llvm_ir, Not(HasSubstr("expf"))) << c.op << " on " << cpu;
+    } else {
+      EXPECT_THAT(compiled.native->llvm_ir, HasSubstr(call)) << c.op << " on " << cpu;
+    }
     std::vector<double> x = Sweep(c, is_float);
     ModelTensors tensors = MakeModelTensors(compiled);
     tensors.inputs[0] = loop::HostTensor::FromDoubles(kiln_dtype, {kSize}, x);
@@ -124,7 +132,33 @@ TEST(VectorMathTest, OtherTargetsCallLibmPerLane) {
   absl::StatusOr<CompileResult> compiled = CompileGraphText(text, options);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   EXPECT_THAT(compiled->native->llvm_ir, HasSubstr("@tanhf("));
-  EXPECT_THAT(compiled->native->llvm_ir, ::testing::Not(HasSubstr("_ZGV")));
+  EXPECT_THAT(compiled->native->llvm_ir, Not(HasSubstr("_ZGV")));
+}
+
+// The inline exp's special values, through a vector body and its scalar tail alike (11 elements:
+// one vector of 8 and 3 in the tail).
+TEST(VectorMathTest, InlineExpSpecialValues) {
+  CompileOptions options;
+  options.codegen = HostCodegenOptions();
+  absl::StatusOr<CompileResult> compiled =
+      CompileGraphText("def @main(%x: Tensor[(11), float32]) {\n  exp(%x)\n}\n", options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  std::vector<double> x = {NAN, -INFINITY, INFINITY, 0, 1, -200, 200, 88.7, NAN, -INFINITY, 1};
+  ModelTensors tensors = MakeModelTensors(*compiled);
+  tensors.inputs[0] = loop::HostTensor::FromDoubles(DataType::kFloat32, {11}, x);
+  ASSERT_TRUE(RunNative(*compiled, {&tensors.inputs[0]}, {&tensors.outputs[0]}).ok());
+  std::vector<double> y = tensors.outputs[0].ToDoubles();
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_EQ(y[1], 0);
+  EXPECT_EQ(y[2], INFINITY);
+  EXPECT_EQ(y[3], 1);
+  EXPECT_EQ(y[4], static_cast<float>(M_E));  // exp(1) rounded to float: the polynomial's 1-ulp error is 0 here
+  EXPECT_EQ(y[5], 0);
+  EXPECT_EQ(y[6], INFINITY);
+  EXPECT_NEAR(y[7], std::exp(static_cast<double>(static_cast<float>(88.7))), 4e31);  // ~3.3e38, 1 ulp = 2e31
+  EXPECT_TRUE(std::isnan(y[8]));
+  EXPECT_EQ(y[9], 0);
+  EXPECT_EQ(y[10], y[4]);  // the tail computes what the vector body computes
 }
 
 }  // namespace

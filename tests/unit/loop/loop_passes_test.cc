@@ -9,7 +9,10 @@
 #include "engine/ir/module.h"
 #include "engine/loop/functor.h"
 #include "engine/loop/prim_func.h"
+#include "engine/loop/host_tensor.h"
+#include "engine/loop/interpreter.h"
 #include "engine/loop_transform/flatten_buffer.h"
+#include "engine/loop_transform/loop_partition.h"
 #include "engine/loop_transform/lower_intrin.h"
 #include "engine/loop_transform/register_loop_passes.h"
 #include "engine/loop_transform/remove_no_op.h"
@@ -388,6 +391,82 @@ TEST(VectorizeLoopTest, LaneInvariantConditionsStayBranchesAroundVectorBodies) {
 }
 
 // ---------------------------------------------------------------------------
+// LoopPartition
+
+// A row padded by one element on each side, read inline: out[i] = 1 <= i <= 8 ? in[i - 1] : 0
+// over i in [0, 10), each value staged through a one-element scratch allocation. Partitioned
+// and simplified: [0, 1) and [9, 10) keep the test, [1, 9) reads in[i - 1] without it; each
+// border copy has its own loop variable and its own scratch storage; the output is unchanged.
+TEST(LoopPartitionTest, PaddedBordersSplitOffAndTheMiddleLosesItsTests) {
+  Buffer in = MakeBuffer("In", DataType::kFloat32, {8});
+  Buffer out = MakeBuffer("Out", DataType::kFloat32, {10});
+  Var i = MakeVar("i");
+  Buffer scratch = MakeBuffer("scratch", DataType::kFloat32, {1});
+  PrimExpr inside = MakeBinary(BinaryOp::kAnd, i - I(1) >= I(0), i - I(1) < I(8));
+  PrimExpr clamped = MakeBinary(BinaryOp::kMax, MakeBinary(BinaryOp::kMin, i - I(1), I(7)), I(0));
+  Stmt body = MakeAllocate(
+      scratch->data, DataType::kFloat32, 1, "global",
+      MakeSeqStmt({MakeBufferStore(scratch, MakeSelect(inside, MakeBufferLoad(in, {clamped}), F(0.0)), {I(0)}),
+                   MakeBufferStore(out, MakeBufferLoad(scratch, {I(0)}), {i})}));
+  PrimFunc func = MakePrimFunc({in, out}, MakeFor(i, I(0), I(10), ForKind::kSerial, body));
+  PrimFunc partitioned = RunPass(LoopPartition(), func);
+  const auto* seq = As<SeqStmtNode>(partitioned->body);
+  ASSERT_NE(seq, nullptr);
+  ASSERT_EQ(seq->seq.size(), 3u);
+  int64_t ranges[3][2] = {{0, 1}, {1, 8}, {9, 1}};
+  std::vector<const VarNode*> vars;
+  std::vector<const VarNode*> storage;
+  for (int k = 0; k < 3; ++k) {
+    const auto* loop = As<ForNode>(seq->seq[k]);
+    ASSERT_NE(loop, nullptr);
+    EXPECT_EQ(Str(loop->min), std::to_string(ranges[k][0])) << k;
+    EXPECT_EQ(Str(loop->extent), std::to_string(ranges[k][1])) << k;
+    vars.push_back(loop->loop_var.get());
+    const auto* alloc = As<AllocateNode>(loop->body);
+    ASSERT_NE(alloc, nullptr);
+    storage.push_back(alloc->data.get());
+  }
+  EXPECT_EQ(vars[1], i.get());
+  EXPECT_NE(vars[0], vars[2]);
+  EXPECT_NE(vars[0], i.get());
+  EXPECT_NE(storage[0], storage[1]);
+  EXPECT_NE(storage[1], storage[2]);
+  EXPECT_NE(storage[0], storage[2]);
+
+  // Simplified: the one-iteration borders become their bodies (i = 0: out of range, 0; i = 9:
+  // the same), the middle loop reads In[i - 1] untested.
+  PrimFunc result = RunPass(Simplify(), partitioned);
+  const auto* middle = As<ForNode>(As<SeqStmtNode>(result->body)->seq[1]);
+  ASSERT_NE(middle, nullptr);
+  const auto* staged =
+      As<BufferStoreNode>(As<SeqStmtNode>(As<AllocateNode>(middle->body)->body)->seq[0]);
+  ASSERT_NE(staged, nullptr);
+  EXPECT_EQ(Str(staged->value), "In[(i sub 1)]");
+
+  HostTensor in_tensor = HostTensor::FromDoubles(DataType::kFloat32, {8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  HostTensor out_tensor = HostTensor::Zeros(DataType::kFloat32, {10});
+  ASSERT_TRUE(RunPrimFunc(result, {&in_tensor, &out_tensor}).ok());
+  EXPECT_EQ(out_tensor.ToDoubles(), (std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 0}));
+}
+
+// Loops that are not serial, tests against memory, and tests that already hold everywhere
+// are left alone.
+TEST(LoopPartitionTest, ParallelLoopsDataTestsAndDecidedTestsStay) {
+  Buffer a = MakeBuffer("A", DataType::kFloat32, {10});
+  Buffer idx = MakeBuffer("Idx", DataType::kInt64, {10});
+  Var i = MakeVar("i");
+  Stmt padded = MakeBufferStore(a, MakeSelect(i >= I(1), F(1.0), F(0.0)), {i});
+  Stmt parallel = MakeFor(i, I(0), I(10), ForKind::kParallel, padded);
+  EXPECT_TRUE(RunPass(LoopPartition(), MakePrimFunc({a}, parallel))->body.same_as(parallel));
+  Stmt data_test = MakeFor(i, I(0), I(10), ForKind::kSerial,
+                           MakeBufferStore(a, MakeSelect(i < MakeBufferLoad(idx, {I(0)}), F(1.0), F(0.0)), {i}));
+  EXPECT_TRUE(RunPass(LoopPartition(), MakePrimFunc({a, idx}, data_test))->body.same_as(data_test));
+  Stmt decided = MakeFor(i, I(0), I(10), ForKind::kSerial,
+                         MakeBufferStore(a, MakeSelect(i >= I(0), F(1.0), F(0.0)), {i}));
+  EXPECT_TRUE(RunPass(LoopPartition(), MakePrimFunc({a}, decided))->body.same_as(decided));
+}
+
+// ---------------------------------------------------------------------------
 // UnrollLoop
 
 TEST(UnrollLoopTest, ShortUnrolledLoopsRepeatTheirBody) {
@@ -577,15 +656,15 @@ TEST(LowerIntrinTest, HalfPrecisionLibmCallsRunInFloat32) {
 TEST(LoopPassRegistryTest, EveryLoopPassIsRegisteredWithStageLoop) {
   PassRegistry registry;
   RegisterLoopPasses(registry);
-  const char* names[] = {"Simplify",       "RemoveNoOp",     "FlattenBuffer", "VectorizeLoop",
-                         "UnrollLoop",     "StorageRewrite", "LowerIntrin"};
+  const char* names[] = {"Simplify",   "RemoveNoOp",     "FlattenBuffer", "LoopPartition",
+                         "VectorizeLoop", "UnrollLoop", "StorageRewrite", "LowerIntrin"};
   for (const char* name : names) {
     const PassRegistration* entry = registry.Find(name);
     ASSERT_NE(entry, nullptr) << name;
     EXPECT_EQ(entry->info.stage, PassStage::kLoop) << name;
     EXPECT_FALSE(entry->summary.empty());
   }
-  EXPECT_EQ(registry.List().size(), 7u);
+  EXPECT_EQ(registry.List().size(), 8u);
 }
 
 TEST(LoopPassRegistryTest, DefaultPipelineLowersAVectorizedElementwiseKernel) {

@@ -1,0 +1,20 @@
+// exp of float32 values emitted inline as LLVM IR instead of a libm or libmvec call.
+//
+// Why inline: exp sits in the epilogues of convolutions (sigmoid, swish) and in softmax. A call
+// per vector clobbers every vector register (the x86-64 vector ABI keeps none callee-saved), so a
+// kernel holding a register tile of accumulators spilled all of them around each call; inline,
+// the dozen instructions schedule with the rest of the kernel on every target. Scalars use the
+// same sequence so a value's exp does not depend on whether it fell in a vector body or a tail.
+#pragma once
+
+#include "llvm/IR/IRBuilder.h"
+
+namespace kiln::codegen {
+
+// exp(x) for `x` of type float or <N x float>: Cephes' range reduction x = n ln2 + r with
+// |r| <= ln2/2 and its degree-6 polynomial (about 1 ulp), then 2^n applied as two exact
+// power-of-two factors so subnormal results round once and large ones overflow to infinity.
+// NaN gives NaN, -inf gives 0, +inf gives +inf.
+llvm::Value* EmitInlineExpFloat(llvm::IRBuilderBase& builder, llvm::Value* x);
+
+}  // namespace kiln::codegen
