@@ -335,8 +335,11 @@ void SchedulePadding(te::Schedule& schedule, const te::Tensor& t) {
 // instead of unravelling every vector lane of one fused index into a gather.
 bool IsLongRowInjective(const te::Schedule& schedule, const te::Tensor& t) {
   const te::Stage* stage = schedule.FindStage(t);
-  return stage->op->tag == "injective" && t.ndim() >= 2 &&
-         t.shape().back() >= kMinInjectiveRowExtent;
+  if (stage->op->tag != "injective" || t.ndim() < 2) return false;
+  int64_t row = t.shape().back();
+  // Short rows too, when the widest vector would straddle them (14, 7: a vector of the fused
+  // index divides and takes remainders in every lane); a row of exactly one vector does not.
+  return row >= kMinInjectiveRowExtent || row % kVectorWidths[0] != 0;
 }
 
 }  // namespace

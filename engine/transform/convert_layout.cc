@@ -31,6 +31,10 @@ std::vector<int64_t> StaticShape(const Expr& expr) {
   return shape;
 }
 
+// Blocks of outputs a vector-times-matrix product accumulates at once: the matmul schedule's
+// widest tile of the batch axis (lower/default_schedule.h, kReductionChannelTiles).
+constexpr int64_t kGemvBlocksPerTile = 4;
+
 bool IsFloatTensor(const Expr& expr) {
   const auto* type = expr->checked_type.as<TensorTypeNode>();
   return type != nullptr && IsFloat(type->dtype);
@@ -371,11 +375,55 @@ class LayoutConverter : public PostOrderRewriter {
         data_type->shape.size() < 2 || !IsFloatTensor(post)) {
       return post;
     }
+    std::vector<int64_t> data_shape = StaticShape(call->args[0]);
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < data_shape.size(); ++d) rows *= data_shape[d];
+    if (!data_shape.empty() && rows == 1 && block_ > 1 && !StaticShape(post).empty()) {
+      return ConvertVectorTimesMatrix(call, post, *constant, weight_shape);
+    }
     KILN_ASSIGN_OR_RETURN(Expr transposed,
                           Pack(*constant->data, "NK", "KN", weight_shape, weight->span));
     KILN_ASSIGN_OR_RETURN(Expr product, MakeTypedCall("nn.matmul", {call->args[0], transposed},
                                                       nullptr, post->span));
     return WithFields(product, ExprFields{post->span, product->checked_type, post->virtual_device});
+  }
+
+  // One row x (1, K) times a constant weight (N, K) transposed (a classifier): every weight is
+  // read once, so the speed is the memory's. The weight is packed (N/b, K, b), one contiguous
+  // panel per block of b outputs, with N rounded up to whole tiles of kGemvBlocksPerTile blocks
+  // by zero columns: the product nn.matmul(x, panels) is (N/b, 1, b), each reduce step loading
+  // one vector from each of a tile's panels (streams the prefetcher follows, and accumulators
+  // enough to hide the multiply-add latency), then reordered to (1, N) and sliced back to N.
+  Result ConvertVectorTimesMatrix(const CallNode* call, const Expr& post,
+                                  const ConstantNode& weight, const std::vector<int64_t>& shape) {
+    const int64_t n = shape[0], k = shape[1];
+    const int64_t tile = block_ * kGemvBlocksPerTile;
+    const int64_t padded_n = (n + tile - 1) / tile * tile;
+    const Span& span = post->span;
+    KILN_ASSIGN_OR_RETURN(Expr panels,
+                          Pack(*weight.data, "NK", absl::StrCat("NK", block_, "n"), shape,
+                               call->args[1]->span, {padded_n, k}));
+    KILN_ASSIGN_OR_RETURN(Expr row, MakeTypedCall("reshape", {call->args[0]},
+                                                  MakeAttrs({{"newshape", IntArray({1, k})}}), span));
+    KILN_ASSIGN_OR_RETURN(Expr product, MakeTypedCall("nn.matmul", {row, panels}, nullptr, span));
+    KILN_ASSIGN_OR_RETURN(
+        Expr reordered,
+        MakeTypedCall("transpose", {product}, MakeAttrs({{"axes", IntArray({1, 0, 2})}}), span));
+    KILN_ASSIGN_OR_RETURN(Expr flat, MakeTypedCall("reshape", {reordered},
+                                                   MakeAttrs({{"newshape", IntArray({1, padded_n})}}),
+                                                   span));
+    if (padded_n != n) {
+      KILN_ASSIGN_OR_RETURN(flat, MakeTypedCall("strided_slice", {flat},
+                                                MakeAttrs({{"begin", IntArray({0})},
+                                                           {"end", IntArray({n})},
+                                                           {"axes", IntArray({1})}}),
+                                                span));
+    }
+    std::vector<int64_t> out_shape = StaticShape(post);
+    KILN_ASSIGN_OR_RETURN(Expr result, MakeTypedCall("reshape", {flat},
+                                                     MakeAttrs({{"newshape", IntArray(out_shape)}}),
+                                                     span));
+    return WithFields(result, ExprFields{post->span, result->checked_type, post->virtual_device});
   }
 
   // 2-D pooling of (N, C/b, H, W, b) is 3-D pooling over (H, W, b) with a window of extent 1,

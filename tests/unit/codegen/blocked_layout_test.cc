@@ -214,5 +214,25 @@ TEST(BlockedLayoutTest, DenseBecomesAMatmulOverTheTransposedWeight) {
   EXPECT_GT(ExpectSameOutputs(converted, dense, {2, 24}, 80), 40);
 }
 
+// One row (a classifier at batch 1) times a weight of 40 outputs: packed at compile time into
+// panels of 8 outputs, (40 rounded up to a tile of 4 panels = 64) x K x 8, multiplied as
+// nn.matmul, reordered and sliced back to 40; the same outputs as the dense kernel's.
+TEST(BlockedLayoutTest, OneRowTimesAWeightReadsPackedPanels) {
+  testing::OnnxModelBuilder b;
+  b.Input("x", {1, 24});
+  b.Output("y");
+  b.FloatInitializer("w", {40, 24}, Values(40 * 24, 0.05, -0.5));
+  b.FloatInitializer("c", {40}, Values(40, 0.1, -1.0));
+  b.IntAttr(b.Node("Gemm", {"x", "w", "c"}, {"y"}, "classifier"), "transB", 1);
+  std::string model = b.Bytes();
+  CompileResult converted = Compile(model, true);
+  CompileResult dense = Compile(model, false);
+  std::string text = PrintModule(converted.optimized);
+  EXPECT_THAT(text, HasSubstr("Tensor[(8, 24, 8), float32]"));  // the panels
+  EXPECT_THAT(text, HasSubstr("strided_slice("));
+  EXPECT_THAT(text, Not(HasSubstr("nn.dense(")));
+  EXPECT_GT(ExpectSameOutputs(converted, dense, {1, 24}, 40), 20);
+}
+
 }  // namespace
 }  // namespace kiln::driver
