@@ -198,14 +198,19 @@ TEST(BlockedLayoutTest, ChannelsThatDoNotFillBlocksArePadded) {
 
 // A classifier's Gemm (weight (N, K), transB): nn.dense, rewritten to nn.matmul over the weight
 // transposed at compile time; the same outputs as the dense kernel's.
-TEST(BlockedLayoutTest, DenseBecomesAMatmulOverTheTransposedWeight) {
+// x (rows, 24) times a weight of 40 outputs plus a bias: an ONNX Gemm with transB.
+std::string Classifier(int64_t rows) {
   testing::OnnxModelBuilder b;
-  b.Input("x", {2, 24});
+  b.Input("x", {rows, 24});
   b.Output("y");
   b.FloatInitializer("w", {40, 24}, Values(40 * 24, 0.05, -0.5));
   b.FloatInitializer("c", {40}, Values(40, 0.1, -1.0));
   b.IntAttr(b.Node("Gemm", {"x", "w", "c"}, {"y"}, "classifier"), "transB", 1);
-  std::string model = b.Bytes();
+  return b.Bytes();
+}
+
+TEST(BlockedLayoutTest, DenseBecomesAMatmulOverTheTransposedWeight) {
+  std::string model = Classifier(2);
   CompileResult converted = Compile(model, true);
   CompileResult dense = Compile(model, false);
   EXPECT_THAT(PrintModule(converted.optimized), HasSubstr("nn.matmul("));
@@ -218,13 +223,7 @@ TEST(BlockedLayoutTest, DenseBecomesAMatmulOverTheTransposedWeight) {
 // panels of 8 outputs, (40 rounded up to a tile of 4 panels = 64) x K x 8, multiplied as
 // nn.matmul, reordered and sliced back to 40; the same outputs as the dense kernel's.
 TEST(BlockedLayoutTest, OneRowTimesAWeightReadsPackedPanels) {
-  testing::OnnxModelBuilder b;
-  b.Input("x", {1, 24});
-  b.Output("y");
-  b.FloatInitializer("w", {40, 24}, Values(40 * 24, 0.05, -0.5));
-  b.FloatInitializer("c", {40}, Values(40, 0.1, -1.0));
-  b.IntAttr(b.Node("Gemm", {"x", "w", "c"}, {"y"}, "classifier"), "transB", 1);
-  std::string model = b.Bytes();
+  std::string model = Classifier(1);
   CompileResult converted = Compile(model, true);
   CompileResult dense = Compile(model, false);
   std::string text = PrintModule(converted.optimized);
