@@ -144,10 +144,45 @@ class ExprSimplifier : public PostOrderRewriter {
     if (IsOp(op, ops.cast)) return SimplifyCast(expr, call);
     if (IsOp(op, ops.multiply) || IsOp(op, ops.add) || IsOp(op, ops.subtract) ||
         IsOp(op, ops.divide)) {
-      return SimplifyIdentity(expr, call);
+      KILN_ASSIGN_OR_RETURN(Expr simplified, SimplifyIdentity(expr, call));
+      if (!simplified.same_as(expr) || !IsOp(op, ops.add)) return simplified;
+      return SimplifyConsecutiveAdd(expr, call);
     }
     return expr;
   }
+
+  // (x + c1) + c2 with c1, c2 constant: x + (c1 + c2), which FoldConstant makes one constant (a
+  // convolution's bias and a batch norm's shift become one add in the kernel's epilogue). Float
+  // addition is not associative: the result may differ in the last bit, the reassociation TVM's
+  // SimplifyExpr (SimplifyConsecutiveAdd) and ONNX Runtime's Conv+Add fusion make too.
+  absl::StatusOr<Expr> SimplifyConsecutiveAdd(const Expr& expr, const CallNode* call) {
+    const auto* inner = call->args[0].as<CallNode>();
+    if (inner == nullptr || !IsOp(inner->op, Ops().add) || inner->args.size() != 2 ||
+        !IsConstantTree(call->args[1]) || !IsConstantTree(inner->args[1])) {
+      return expr;
+    }
+    SIBuilder si_builder(expr, {inner->args[0], inner->args[1], call->args[1]});
+    Span span = si_builder.CreateSpan();
+    KILN_ASSIGN_OR_RETURN(Expr constants,
+                          MakeTypedCall("add", {inner->args[1], call->args[1]}, nullptr, span));
+    KILN_ASSIGN_OR_RETURN(Expr sum, MakeTypedCall("add", {inner->args[0], constants}, nullptr, span));
+    return SameType(sum, expr) ? sum : expr;
+  }
+
+  // True when `expr` is a constant or an operator call over constants, at most
+  // kMaxConstantTreeDepth calls deep (a bound on the recursion request data can drive).
+  static bool IsConstantTree(const Expr& expr, int depth = 0) {
+    if (expr.as<ConstantNode>() != nullptr) return true;
+    const auto* call = expr.as<CallNode>();
+    if (call == nullptr || depth >= kMaxConstantTreeDepth || call->op.as<OpNode>() == nullptr) {
+      return false;
+    }
+    for (const Expr& arg : call->args) {
+      if (!IsConstantTree(arg, depth + 1)) return false;
+    }
+    return true;
+  }
+  static constexpr int kMaxConstantTreeDepth = 4;
 
   // reshape / squeeze / expand_dims over another of them: one reshape to the
   // outer node's shape; and any of them that keeps the shape: its operand.

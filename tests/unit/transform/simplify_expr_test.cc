@@ -188,5 +188,36 @@ def @main(%x: Tensor[(2, 3), float32]) {
   EXPECT_TRUE(EqualWithSpans(out, expected));
 }
 
+// A bias then a shift, both constants: one add of their sum (FoldConstant makes it one
+// constant), both spans on the new nodes. A non-constant operand stops the rewrite.
+TEST(SimplifyExprTest, ConsecutiveConstantAddsBecomeOne) {
+  IRModule out = Simplify(R"(
+def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(3), float32]) {
+  %0 = add(%x, meta[Constant][0]) /* si=bias */;
+  %1 = add(%0, 3f) /* si=shift */;
+  %2 = add(%1, %y) /* si=residual */;
+  %3 = add(%2, 1f) /* si=after */;
+  exp(%3) /* si=e */
+}
+
+#[metadata]
+meta[Constant][0] = Tensor[(3), float32] 0x0000803f0000803f0000803f;
+)");
+  IRModule expected = ParseTyped(R"(
+def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(3), float32]) {
+  %0 = add(meta[Constant][0], 3f) /* si=[shift, bias] */;
+  %1 = add(%x, %0) /* si=[shift, bias] */;
+  %2 = add(%1, %y) /* si=residual */;
+  %3 = add(%2, 1f) /* si=after */;
+  exp(%3) /* si=e */
+}
+
+#[metadata]
+meta[Constant][0] = Tensor[(3), float32] 0x0000803f0000803f0000803f;
+)");
+  EXPECT_TRUE(EqualWithSpans(out, expected));
+  EXPECT_TRUE(AllCallsHaveSpans(out));
+}
+
 }  // namespace
 }  // namespace kiln
