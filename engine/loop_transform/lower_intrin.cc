@@ -64,11 +64,13 @@ class IntrinsicLowerer final : public StmtExprMutator {
     }
     switch (intrinsic) {
       case Intrinsic::kSigmoid: {
+        // Kept whole for code generation, which divides by 1 + exp(-|x|), in [1, 2];
+        // float16 / bfloat16 in float32 between casts.
         if (IsHalfPrecision(arg_type.dtype)) {
           PrimType wide{DataType::kFloat32, arg_type.lanes};
-          return MakeCast(type, Sigmoid(MakeCast(wide, x, span), span), span);
+          return MakeCast(type, MakeIntrinsic(intrinsic, {MakeCast(wide, x, span)}, span), span);
         }
-        return Sigmoid(x, span);
+        return call;
       }
       case Intrinsic::kRsqrt:
         return MakeBinary(BinaryOp::kDiv, MakeConst(arg_type, 1.0, span),
@@ -84,14 +86,6 @@ class IntrinsicLowerer final : public StmtExprMutator {
       default:
         return call;
     }
-  }
-
-  PrimExpr Sigmoid(const PrimExpr& x, const Span& span) {
-    PrimType type = x->type;
-    PrimExpr negated = MakeBinary(BinaryOp::kSub, MakeConst(type, 0.0, span), x, span);
-    PrimExpr denominator = MakeBinary(BinaryOp::kAdd, MakeConst(type, 1.0, span),
-                                      MakeIntrinsic(Intrinsic::kExp, {negated}, span), span);
-    return MakeBinary(BinaryOp::kDiv, MakeConst(type, 1.0, span), denominator, span);
   }
 };
 

@@ -471,7 +471,15 @@ llvm::Value* FunctionEmitter::EmitFloatMath(Intrinsic intrinsic, DataType dtype,
     case Intrinsic::kLog: return math("log", llvm::Intrinsic::log);
     case Intrinsic::kSqrt: return unary(llvm::Intrinsic::sqrt);
     case Intrinsic::kRsqrt: return b_.CreateFDiv(one, unary(llvm::Intrinsic::sqrt));
-    case Intrinsic::kSigmoid: return b_.CreateFDiv(one, b_.CreateFAdd(one, exp(b_.CreateFNeg(x))));
+    case Intrinsic::kSigmoid: {
+      // e / (1 + e) for x < 0 and 1 / (1 + e) otherwise, with e = exp(-|x|) <= 1: no overflow,
+      // and the divisor lies in [1, 2]. (A reciprocal estimate refined by a Newton step in place
+      // of the divide measured slower on Zen 4.) A NaN stays NaN.
+      llvm::Value* e = exp(b_.CreateFNeg(unary(llvm::Intrinsic::fabs)));
+      llvm::Value* numerator =
+          b_.CreateSelect(b_.CreateFCmpOLT(x, llvm::ConstantFP::get(type, 0.0)), e, one);
+      return b_.CreateFDiv(numerator, b_.CreateFAdd(one, e));
+    }
     case Intrinsic::kAbs: return unary(llvm::Intrinsic::fabs);
     case Intrinsic::kFloor: return unary(llvm::Intrinsic::floor);
     case Intrinsic::kCeil: return unary(llvm::Intrinsic::ceil);

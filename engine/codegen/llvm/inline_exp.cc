@@ -15,12 +15,12 @@ llvm::Value* EmitInlineExpFloat(llvm::IRBuilderBase& b, llvm::Value* x) {
   };
 
   // Below -104 every result rounds to 0 and above 89 to infinity; clamping keeps n within what
-  // two factors of 2^(n/2) can express. The compare-and-select form turns NaN into the bound
-  // (the NaN is restored at the end) and maps to one maxps/minps each.
+  // two factors of 2^(n/2) can express. Each compare-and-select keeps x when the compare fails,
+  // so a NaN passes through (and every step after it gives NaN), as one maxps/minps each.
   llvm::Value* lo = constant(-104.0);
   llvm::Value* hi = constant(89.0);
-  llvm::Value* t = b.CreateSelect(b.CreateFCmpOGT(x, lo), x, lo);
-  t = b.CreateSelect(b.CreateFCmpOLT(t, hi), t, hi);
+  llvm::Value* t = b.CreateSelect(b.CreateFCmpOLT(x, lo), lo, x);
+  t = b.CreateSelect(b.CreateFCmpOGT(t, hi), hi, t);
 
   // n = round(t / ln2) without a rounding instruction: adding 1.5 * 2^23 leaves the rounded
   // value in the low mantissa bits, read once as a float and once as an integer.
@@ -50,8 +50,7 @@ llvm::Value* EmitInlineExpFloat(llvm::IRBuilderBase& b, llvm::Value* x) {
   };
   llvm::Value* half = b.CreateAShr(n_int, integer(1));
   llvm::Value* rest = b.CreateSub(n_int, half);
-  llvm::Value* result = b.CreateFMul(b.CreateFMul(e, power_of_two(half)), power_of_two(rest));
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
+  return b.CreateFMul(b.CreateFMul(e, power_of_two(half)), power_of_two(rest));
 }
 
 }  // namespace kiln::codegen
