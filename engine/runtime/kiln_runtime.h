@@ -62,7 +62,8 @@ typedef struct kiln_tensor_info {
 /* The body of a parallel loop: runs iterations [begin, end) with the captured `closure`. */
 typedef void (*kiln_parallel_body)(int64_t begin, int64_t end, void* closure);
 
-/* Runs body over [0, extent) in static chunks, one per thread, and returns when all are done.
+/* Runs body over [0, extent) in chunks the threads take from a shared counter (about 4 per
+ * thread) and returns when all are done.
  * Called from inside a parallel body, or while another thread holds the pool, it runs the whole
  * range on the calling thread. */
 void kiln_rt_parallel_for(int64_t extent, kiln_parallel_body body, void* closure);

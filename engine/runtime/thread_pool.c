@@ -1,5 +1,9 @@
-/* libkiln_rt's thread pool: kiln_rt_parallel_for runs a parallel loop's outlined body in static
- * chunks, chunk 0 on the calling thread and chunk c on worker c. Workers spin on the job
+/* libkiln_rt's thread pool: kiln_rt_parallel_for runs a parallel loop's outlined body in chunks
+ * of about extent / (threads * kChunksPerThread) iterations that the calling thread and the
+ * workers take from a shared counter until none is left: a thread the VM descheduled, or that
+ * drew the costlier border tiles, leaves its share to the others instead of holding up the
+ * loop (static halves measured 1.56-1.64x on 2 threads for ResNet-50). Each iteration runs the
+ * same code whichever thread takes it, so results do not depend on the split. Workers spin on the job
  * generation (up to kSpinNanoseconds) before sleeping on a condition variable, because kernels
  * call parallel_for back to back (tens of times per model run) and a wakeup costs more than a
  * spin. */
@@ -18,6 +22,10 @@
  * (2 threads vs 1 on ShuffleNet: x0.87 with a 0.5 ms spin, x1.9 with 5 ms). Bounded by time,
  * not iterations, since a pause takes 10 to 140 cycles depending on the CPU. */
 enum { kSpinNanoseconds = 5000000 };
+
+/* Chunks per thread of a parallel loop: enough to even out uneven iterations, few enough that
+ * taking one (an atomic add on a shared line) stays negligible. */
+enum { kChunksPerThread = 4 };
 
 static int64_t now_ns(void) {
   struct timespec t;
@@ -55,29 +63,27 @@ typedef struct pool {
   kiln_parallel_body body;
   void* closure;
   int64_t extent;
-  int chunks;
+  int64_t grain;                   /* iterations per chunk */
+  atomic_int_fast64_t next;        /* the first iteration no thread has taken */
 } pool;
-
-typedef struct worker_arg {
-  pool* p;
-  int index; /* 1-based: chunk `index` */
-} worker_arg;
 
 static pthread_mutex_t g_pool_owner = PTHREAD_MUTEX_INITIALIZER; /* held by the caller using it */
 static pool* g_pool;
 static atomic_int g_requested_threads;
 static _Thread_local int t_in_parallel;
 
-static void chunk_bounds(int64_t extent, int chunks, int c, int64_t* begin, int64_t* end) {
-  int64_t base = extent / chunks, extra = extent % chunks;
-  *begin = base * c + (c < extra ? c : extra);
-  *end = *begin + base + (c < extra ? 1 : 0);
+/* Runs chunks of the current job until every iteration is taken. */
+static void run_chunks(pool* p) {
+  for (;;) {
+    int64_t begin = atomic_fetch_add_explicit(&p->next, p->grain, memory_order_relaxed);
+    if (begin >= p->extent) return;
+    int64_t end = p->extent - begin < p->grain ? p->extent : begin + p->grain;
+    p->body(begin, end, p->closure);
+  }
 }
 
 static void* worker_main(void* raw) {
-  worker_arg arg = *(worker_arg*)raw;
-  free(raw);
-  pool* p = arg.p;
+  pool* p = raw;
   t_in_parallel = 1;
   uint_fast64_t seen = 0;
   for (;;) {
@@ -97,11 +103,7 @@ static void* worker_main(void* raw) {
     }
     seen = now;
     if (p->stopping) return NULL;
-    if (arg.index < p->chunks) {
-      int64_t begin, end;
-      chunk_bounds(p->extent, p->chunks, arg.index, &begin, &end);
-      if (begin < end) p->body(begin, end, p->closure);
-    }
+    run_chunks(p);
     if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
       pthread_mutex_lock(&p->mutex);
       pthread_cond_signal(&p->work_done);
@@ -146,16 +148,10 @@ static pool* start_pool(int threads) {
   pthread_cond_init(&p->work_done, NULL);
   atomic_init(&p->generation, 0);
   atomic_init(&p->pending, 0);
+  atomic_init(&p->next, 0);
   int started = 0;
   for (int i = 1; i < threads && p->workers != NULL; ++i, ++started) {
-    worker_arg* arg = malloc(sizeof(worker_arg));
-    if (arg == NULL) break;
-    arg->p = p;
-    arg->index = i;
-    if (pthread_create(&p->workers[i - 1], NULL, worker_main, arg) != 0) {
-      free(arg);
-      break;
-    }
+    if (pthread_create(&p->workers[i - 1], NULL, worker_main, p) != 0) break;
   }
   p->threads = started + 1;
   return p;
@@ -191,7 +187,9 @@ void kiln_rt_parallel_for(int64_t extent, kiln_parallel_body body, void* closure
   p->body = body;
   p->closure = closure;
   p->extent = extent;
-  p->chunks = extent < p->threads ? (int)extent : p->threads;
+  p->grain = extent / ((int64_t)p->threads * kChunksPerThread);
+  if (p->grain < 1) p->grain = 1;
+  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
   atomic_store_explicit(&p->pending, p->threads - 1, memory_order_release);
   pthread_mutex_lock(&p->mutex);
   atomic_fetch_add_explicit(&p->generation, 1, memory_order_acq_rel);
@@ -199,9 +197,7 @@ void kiln_rt_parallel_for(int64_t extent, kiln_parallel_body body, void* closure
   pthread_mutex_unlock(&p->mutex);
 
   t_in_parallel = 1;
-  int64_t begin, end;
-  chunk_bounds(extent, p->chunks, 0, &begin, &end);
-  body(begin, end, closure);
+  run_chunks(p);
   t_in_parallel = 0;
 
   int64_t spin_start = 0;
