@@ -44,7 +44,7 @@ ABSL_FLAG(bool, no_span_filling, false, "import ONNX without source spans");
 ABSL_FLAG(bool, initializers_as_params, false,
           "import ONNX initializers as parameters of @main (after the inputs) instead of "
           "constants");
-ABSL_FLAG(bool, list_onnx_ops, false, "print the ONNX op types the importer converts and exit");
+ABSL_FLAG(bool, list_onnx_ops, false, "print the ONNX op types the importer converts (then those it expands from their ONNX function body) and exit");
 ABSL_FLAG(bool, show_metadata, true,
           "print the #[metadata] table of large constants after the functions");
 
@@ -482,6 +482,9 @@ int main(int argc, char** argv) {
       absl::ParseCommandLine(static_cast<int>(normalized_argv.size()), normalized_argv.data());
   if (absl::GetFlag(FLAGS_list_onnx_ops)) {
     for (const std::string& op : kiln::SupportedOnnxOps()) std::printf("%s\n", op.c_str());
+    for (const std::string& op : kiln::FunctionBodyOnnxOps()) {
+      std::printf("%s (expanded from its ONNX function body)\n", op.c_str());
+    }
     return 0;
   }
   if (absl::GetFlag(FLAGS_list_passes)) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/frontend/onnx/converter_table.h"
+#include "engine/frontend/onnx/function_expansion.h"
 #include "engine/support/request_limits.h"
 #include "engine/support/status_macros.h"
 #include "engine/support/utf8.h"
@@ -22,6 +23,10 @@ namespace {
 
 using onnx_frontend::ConvertContext;
 using onnx_frontend::ConverterTable;
+
+// Function bodies may use operators defined by function bodies again; this bounds the recursion
+// (ONNX's own bodies nest at most twice).
+constexpr int kMaxFunctionDepth = 4;
 
 bool IsDefaultDomain(const std::string& domain) {
   return domain.empty() || domain == "ai.onnx";
@@ -139,7 +144,8 @@ class GraphImporter {
     for (const onnx::NodeProto& node : graph_.node()) {
       if (!IsDefaultDomain(node.domain())) {
         ++unsupported[absl::StrCat(node.domain(), ".", node.op_type())];
-      } else if (table.Find(node.op_type()) == nullptr) {
+      } else if (table.Find(node.op_type()) == nullptr &&
+                 !onnx_frontend::HasFunctionBody(node.op_type(), opset_)) {
         ++unsupported[node.op_type()];
       }
     }
@@ -276,14 +282,30 @@ class GraphImporter {
 
   absl::Status ConvertNode(int index) {
     const onnx::NodeProto& node = graph_.node(index);
+    return Convert(node, index, opset_, SpanFor(NodeSourceName(node, index)), 0);
+  }
+
+  // `node` (graph node `index`, or a node of the function body it expanded into, `depth`
+  // expansions deep) converted with `span`, its outputs bound by name.
+  absl::Status Convert(const onnx::NodeProto& node, int index, int64_t opset, const Span& span,
+                       int depth) {
+    if (++converted_nodes_ > options_.max_graph_nodes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the graph with its operators' function bodies expanded has more than ",
+                       options_.max_graph_nodes, " nodes (", Describe(index), ")"));
+    }
     std::vector<Expr> inputs;
     inputs.reserve(node.input_size());
     for (const std::string& name : node.input()) {
+      if (!name.empty() && !values_.count(name)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            Describe(index), ": input '", name, "' of its function body is not defined"));
+      }
       inputs.push_back(name.empty() ? Expr() : values_.at(name));
     }
-    std::string source = NodeSourceName(node, index);
-    ConvertContext ctx(node, index, opset_, SpanFor(source), std::move(inputs), options_);
     onnx_frontend::Converter converter = ConverterTable::Builtin().Find(node.op_type());
+    if (converter == nullptr) return ExpandFunction(node, index, opset, span, depth, inputs);
+    ConvertContext ctx(node, index, opset, span, std::move(inputs), options_);
     KILN_ASSIGN_OR_RETURN(std::vector<Expr> outputs, converter(ctx));
     for (int k = 0; k < node.output_size(); ++k) {
       if (node.output(k).empty()) continue;
@@ -299,6 +321,40 @@ class GraphImporter {
                                       ", more than the limit of ", kMaxTensorRank));
       }
       values_[node.output(k)] = outputs[k];
+    }
+    return absl::OkStatus();
+  }
+
+  // A node whose op has no converter but an ONNX function body (function_expansion.h): the
+  // body's nodes converted in order, every one with the node's span.
+  absl::Status ExpandFunction(const onnx::NodeProto& node, int index, int64_t opset,
+                              const Span& span, int depth, const std::vector<Expr>& inputs) {
+    if (!IsDefaultDomain(node.domain()) || !onnx_frontend::HasFunctionBody(node.op_type(), opset)) {
+      return absl::UnimplementedError(absl::StrCat(
+          Describe(index), ": its function body uses ", node.op_type(),
+          ", which Kiln does not support"));
+    }
+    if (depth >= kMaxFunctionDepth) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Describe(index), ": function bodies nest more than ", kMaxFunctionDepth, " deep"));
+    }
+    std::vector<Type> input_types;
+    for (const Expr& input : inputs) input_types.push_back(input ? input->checked_type : Type());
+    std::string prefix = absl::StrCat("kiln", expansions_++, "_");
+    absl::StatusOr<onnx_frontend::ExpandedNode> expanded =
+        onnx_frontend::ExpandFunctionNode(node, opset, input_types, prefix);
+    if (!expanded.ok()) {
+      return absl::Status(expanded.status().code(),
+                          absl::StrCat(Describe(index), ": ", expanded.status().message()));
+    }
+    for (const onnx::NodeProto& inner : expanded->body.node()) {
+      KILN_RETURN_IF_ERROR(Convert(inner, index, expanded->opset, span, depth + 1));
+    }
+    for (const std::string& output : node.output()) {
+      if (!output.empty() && !values_.count(output)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            Describe(index), ": its function body does not produce output '", output, "'"));
+      }
     }
     return absl::OkStatus();
   }
@@ -341,6 +397,8 @@ class GraphImporter {
   int64_t opset_;
   const OnnxImportOptions& options_;
   std::unordered_map<std::string, Expr> values_;
+  int64_t converted_nodes_ = 0;  // graph nodes and the nodes of expanded function bodies
+  int64_t expansions_ = 0;       // function bodies expanded so far: unique value-name prefixes
   std::vector<Var> input_params_;
   std::vector<Var> weight_params_;
 };
@@ -388,6 +446,14 @@ absl::StatusOr<IRModule> ImportOnnxModel(std::string_view model_bytes,
 
 std::vector<std::string> SupportedOnnxOps() {
   return onnx_frontend::ConverterTable::Builtin().OpTypes();
+}
+
+std::vector<std::string> FunctionBodyOnnxOps() {
+  std::vector<std::string> ops;
+  for (const std::string& op : onnx_frontend::FunctionBodyOpTypes()) {
+    if (onnx_frontend::ConverterTable::Builtin().Find(op) == nullptr) ops.push_back(op);
+  }
+  return ops;
 }
 
 }  // namespace kiln

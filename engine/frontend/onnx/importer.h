@@ -46,5 +46,8 @@ absl::StatusOr<IRModule> ImportOnnxModel(std::string_view model_bytes,
 
 // The ONNX op types the importer converts, sorted.
 std::vector<std::string> SupportedOnnxOps();
+// The ONNX op types without a converter that the importer expands from their ONNX function
+// body (the body's ops must be supported), sorted.
+std::vector<std::string> FunctionBodyOnnxOps();
 
 }  // namespace kiln

@@ -45,6 +45,29 @@ TEST(OnnxImporterTest, EveryPieceOfAnExpandedNodeCarriesItsName) {
   EXPECT_EQ(SpanSourceNames(Main(*module)->params[0]->span), std::vector<std::string>{"x"});
 }
 
+// An operator without a converter but with an ONNX function body (NegativeLogLikelihoodLoss)
+// imports as its body's operators, each carrying the node's name; importing twice gives the same
+// module; the body's nodes count toward the graph's node limit.
+TEST(OnnxImporterTest, FunctionBodyNodesCarryTheNodesNameAndCountTowardTheLimit) {
+  OnnxModelBuilder b;
+  b.Input("x", {3, 4}).Input("t", {3}, onnx::TensorProto::INT64).Output("loss");
+  b.Node("NegativeLogLikelihoodLoss", {"x", "t"}, {"loss"}, "criterion");
+  auto module = ImportOnnxModel(b.Bytes());
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto spans = CallSpans(Main(*module)->body);
+  ASSERT_GT(spans.size(), 3u);
+  for (const auto& names : spans) EXPECT_EQ(names, std::vector<std::string>{"criterion"});
+  auto again = ImportOnnxModel(b.Bytes());
+  EXPECT_TRUE(StructuralEqual(*module, *again, {.compare_spans = true}));
+
+  OnnxImportOptions options;
+  options.max_graph_nodes = 3;
+  auto limited = ImportOnnxModel(b.Bytes(), options);
+  ASSERT_FALSE(limited.ok());
+  EXPECT_THAT(Message(limited.status()),
+              ::testing::HasSubstr("with its operators' function bodies expanded has more than 3"));
+}
+
 TEST(OnnxImporterTest, UnnamedNodesGetOpTypeAndIndex) {
   OnnxModelBuilder b;
   b.Input("x", {4}).Output("z");

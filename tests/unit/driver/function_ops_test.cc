@@ -1,0 +1,76 @@
+// ONNX operators defined by a function body in their schema and imported by expanding it
+// (engine/frontend/onnx/function_expansion.h): results hand-computed here, through the
+// interpreter and native code.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "engine/driver/driver.h"
+#include "engine/driver/run_model.h"
+#include "tests/unit/frontend/onnx_builder.h"
+
+namespace kiln::driver {
+namespace {
+
+using testing::OnnxModelBuilder;
+
+// Runs `model` on (x, target) with both backends; returns the interpreter's output after
+// checking native code gives the same.
+std::vector<double> RunLoss(const std::string& model, std::vector<int64_t> x_shape,
+                        std::vector<double> x, std::vector<double> target) {
+  CompileOptions options;
+  options.codegen = HostCodegenOptions();
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(model, options);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  if (!compiled.ok()) return {};
+  std::vector<std::vector<double>> results;
+  for (bool native : {false, true}) {
+    ModelTensors tensors = MakeModelTensors(*compiled);
+    tensors.inputs[0] = loop::HostTensor::FromDoubles(DataType::kFloat32, x_shape, x);
+    tensors.inputs[1] = loop::HostTensor::FromDoubles(
+        DataType::kInt64, {static_cast<int64_t>(target.size())}, target);
+    std::vector<loop::HostTensor*> inputs = {&tensors.inputs[0], &tensors.inputs[1]};
+    absl::Status ran = native ? RunNative(*compiled, inputs, {&tensors.outputs[0]})
+                              : RunModel(*compiled, inputs, {&tensors.outputs[0]});
+    EXPECT_TRUE(ran.ok()) << ran;
+    results.push_back(tensors.outputs[0].ToDoubles());
+  }
+  EXPECT_EQ(results[0], results[1]);
+  return results[0];
+}
+
+// Mean negative log-likelihood with class weights and an ignored class:
+// loss = sum(-w[t_i] x[i, t_i]) / sum(w[t_i]) over the rows whose target is not ignored.
+TEST(FunctionOpsTest, NegativeLogLikelihoodLossWithWeightsAndIgnoreIndex) {
+  OnnxModelBuilder b;
+  b.Input("x", {3, 4}).Input("t", {3}, onnx::TensorProto::INT64).Output("loss");
+  b.FloatInitializer("w", {4}, {1, 2, 3, 4});
+  onnx::NodeProto& node = b.Node("NegativeLogLikelihoodLoss", {"x", "t", "w"}, {"loss"}, "loss");
+  OnnxModelBuilder::IntAttr(node, "ignore_index", 1);
+  std::vector<double> x = {-1.0, -2.0, -3.0, -4.0, -0.5, -1.5, -2.5, -3.5, -0.1, -0.2, -0.3, -0.4};
+  // Rows 0 and 1 count: -3 * -3.0 = 9 and -1 * -0.5 = 0.5, weights 3 + 1; row 2 (class 1) is
+  // ignored.
+  std::vector<double> loss = RunLoss(b.Bytes(), {3, 4}, x, {2, 0, 1});
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_NEAR(loss[0], 9.5 / 4.0, 1e-6);
+}
+
+// Softmax cross entropy per row (reduction none), no weights, no ignore_index (class 0 counts):
+// loss_i = log(sum_j exp(x_ij)) - x[i, t_i].
+TEST(FunctionOpsTest, SoftmaxCrossEntropyLossPerRow) {
+  OnnxModelBuilder b;
+  b.Input("x", {2, 3}).Input("t", {2}, onnx::TensorProto::INT64).Output("loss");
+  onnx::NodeProto& node = b.Node("SoftmaxCrossEntropyLoss", {"x", "t"}, {"loss"}, "sce");
+  onnx::AttributeProto* reduction = node.add_attribute();
+  reduction->set_name("reduction");
+  reduction->set_type(onnx::AttributeProto::STRING);
+  reduction->set_s("none");
+  std::vector<double> loss = RunLoss(b.Bytes(), {2, 3}, {1, 2, 3, 0.5, 0, 0}, {2, 0});
+  ASSERT_EQ(loss.size(), 2u);
+  EXPECT_NEAR(loss[0], std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0)) - 3.0, 1e-6);
+  EXPECT_NEAR(loss[1], std::log(std::exp(0.5) + 2.0) - 0.5, 1e-6);
+}
+
+}  // namespace
+}  // namespace kiln::driver
