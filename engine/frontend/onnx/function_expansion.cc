@@ -4,6 +4,7 @@
 #include <onnx/defs/function.h>
 #include <onnx/defs/schema.h>
 
+#include <exception>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -74,6 +75,14 @@ absl::StatusOr<ExpandedNode> ExpandFunctionNode(const onnx::NodeProto& node, int
     return absl::UnimplementedError(
         absl::StrCat(node.op_type(), " has no ONNX schema at opset ", opset));
   }
+  // The node against its schema first (required inputs present, attributes of the declared
+  // types): the body builders assume it. libonnx reports a mismatch by throwing.
+  try {
+    schema->Verify(node);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(node.op_type(), " does not match its ONNX schema: ", e.what()));
+  }
   onnx::FunctionProto function;
   if (schema->HasFunction()) {
     function = *schema->GetFunction();
@@ -81,7 +90,14 @@ absl::StatusOr<ExpandedNode> ExpandFunctionNode(const onnx::NodeProto& node, int
     std::vector<onnx::TypeProto> types;
     for (const Type& type : input_types) types.push_back(OnnxType(type));
     onnx::FunctionBodyBuildContextImpl context(node, types);
-    if (!schema->BuildContextDependentFunction(context, function)) {
+    bool built = false;
+    try {
+      built = schema->BuildContextDependentFunction(context, function);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ONNX could not build the function body of ", node.op_type(), ": ", e.what()));
+    }
+    if (!built) {
       return absl::InvalidArgumentError(
           absl::StrCat("ONNX could not build the function body of ", node.op_type(),
                        " for this node's attributes and input types"));
@@ -95,7 +111,12 @@ absl::StatusOr<ExpandedNode> ExpandFunctionNode(const onnx::NodeProto& node, int
   for (const onnx::OperatorSetIdProto& import : function.opset_import()) {
     if (import.domain().empty() || import.domain() == "ai.onnx") expanded.opset = import.version();
   }
-  onnx::FunctionExpandHelper(node, function, expanded.body, prefix);
+  try {
+    onnx::FunctionExpandHelper(node, function, expanded.body, prefix);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ONNX could not expand the function body of ", node.op_type(), ": ", e.what()));
+  }
   // An optional attribute the node leaves out and the schema gives no default reaches the body
   // as an attribute of type UNDEFINED (libonnx 1.12 copies the schema's empty default): it means
   // "absent" (SoftmaxCrossEntropyLoss without ignore_index must not ignore class 0).

@@ -68,6 +68,27 @@ TEST(OnnxImporterTest, FunctionBodyNodesCarryTheNodesNameAndCountTowardTheLimit)
               ::testing::HasSubstr("with its operators' function bodies expanded has more than 3"));
 }
 
+// A function operator that does not match its schema (a required input missing, an attribute of
+// the wrong type) is refused with the node and the schema's complaint, before any body is built.
+TEST(OnnxImporterTest, FunctionOperatorsAreCheckedAgainstTheirSchema) {
+  OnnxModelBuilder missing;
+  missing.Input("x", {3, 4}).Output("loss");
+  missing.Node("SoftmaxCrossEntropyLoss", {"x"}, {"loss"}, "sce");
+  auto module = ImportOnnxModel(missing.Bytes());
+  ASSERT_FALSE(module.ok());
+  EXPECT_THAT(Message(module.status()), ::testing::HasSubstr("ONNX node 'sce'"));
+  EXPECT_THAT(Message(module.status()), ::testing::HasSubstr("input size 1 not in range"));
+
+  OnnxModelBuilder mistyped;
+  mistyped.Input("x", {3, 4}).Input("t", {3}, onnx::TensorProto::INT64).Output("loss");
+  auto& node = mistyped.Node("NegativeLogLikelihoodLoss", {"x", "t"}, {"loss"}, "nll");
+  OnnxModelBuilder::IntAttr(node, "reduction", 5);
+  module = ImportOnnxModel(mistyped.Bytes());
+  ASSERT_FALSE(module.ok());
+  EXPECT_THAT(Message(module.status()), ::testing::HasSubstr("Mismatched attribute type"));
+  EXPECT_THAT(Message(module.status()), ::testing::HasSubstr("reduction"));
+}
+
 TEST(OnnxImporterTest, UnnamedNodesGetOpTypeAndIndex) {
   OnnxModelBuilder b;
   b.Input("x", {4}).Output("z");
