@@ -12,6 +12,7 @@ const ConverterTable& ConverterTable::Builtin() {
     RegisterNnConverters(*t);
     RegisterReduceConverters(*t);
     RegisterTransformConverters(*t);
+    RegisterQuantizeConverters(*t);
     return t;
   }();
   return *table;

@@ -27,5 +27,6 @@ void RegisterElementwiseConverters(ConverterTable& table);  // elementwise_conve
 void RegisterNnConverters(ConverterTable& table);           // nn_converters.cc
 void RegisterReduceConverters(ConverterTable& table);       // reduce_converters.cc
 void RegisterTransformConverters(ConverterTable& table);    // transform_converters.cc
+void RegisterQuantizeConverters(ConverterTable& table);     // quantize_converters.cc
 
 }  // namespace kiln::onnx_frontend

@@ -17,6 +17,10 @@ namespace kiln::onnx_frontend {
 absl::Status RejectOutputsFrom(const ConvertContext& ctx, int index,
                                const std::vector<std::string>& names, const std::string& why);
 
+// nn.conv{1,2,3}d of `x` and `weight` with the node's Conv attributes (strides, pads, auto_pad,
+// dilations, group, kernel_shape); ConvInteger and QLinearConv use it on integer operands.
+absl::StatusOr<Expr> ConvFromAttributes(ConvertContext& ctx, const Expr& x, const Expr& weight);
+
 // Conv, ConvTranspose, pooling, Pad, Resize, Upsample, DepthToSpace, SpaceToDepth.
 void RegisterWindowConverters(ConverterTable& table);  // nn_window_converters.cc
 

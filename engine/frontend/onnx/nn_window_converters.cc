@@ -145,11 +145,19 @@ absl::StatusOr<std::vector<Expr>> AddBias(ConvertContext& ctx, Expr y) {
 }
 
 absl::StatusOr<std::vector<Expr>> ConvertConv(ConvertContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(int n, SpatialRank(ctx));
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(Expr weight, ctx.Input(1));
-  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tx, ctx.InputTensorType(0));
-  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tw, ctx.InputTensorType(1));
+  KILN_ASSIGN_OR_RETURN(Expr y, ConvFromAttributes(ctx, x, weight));
+  return AddBias(ctx, y);
+}
+
+}  // namespace
+
+absl::StatusOr<Expr> ConvFromAttributes(ConvertContext& ctx, const Expr& x, const Expr& weight) {
+  KILN_ASSIGN_OR_RETURN(int n, SpatialRank(ctx));
+  const auto* tx = x->checked_type.as<TensorTypeNode>();
+  const auto* tw = weight->checked_type.as<TensorTypeNode>();
+  if (tx == nullptr || tw == nullptr) return ctx.Error("the input and the weight must be tensors");
   if (tw->shape.size() != tx->shape.size()) {
     return ctx.Error(absl::StrCat("input 1 (W) must have rank ", tx->shape.size(),
                                   " like the input, got ", ShapeToString(tw->shape)));
@@ -167,8 +175,10 @@ absl::StatusOr<std::vector<Expr>> ConvertConv(ConvertContext& ctx) {
                           {"groups", group},
                           {"kernel_size",
                            IntArray(w.kernel_from_attr ? w.kernel : std::vector<int64_t>{})}})));
-  return AddBias(ctx, y);
+  return y;
 }
+
+namespace {
 
 // ConvTranspose. Padding comes from pads, from auto_pad (output = input *
 // stride), or from output_shape; in the last two cases ONNX derives a total
