@@ -15,10 +15,9 @@ namespace {
 
 using testing::OnnxModelBuilder;
 
-// Runs `model` on (x, target) with both backends; returns the interpreter's output after
-// checking native code gives the same.
-std::vector<double> RunLoss(const std::string& model, std::vector<int64_t> x_shape,
-                        std::vector<double> x, std::vector<double> target) {
+// Runs `model` on `inputs` with the interpreter and natively; returns the interpreter's first
+// output after checking native code gives the same.
+std::vector<double> RunBoth(const std::string& model, const std::vector<loop::HostTensor>& inputs) {
   CompileOptions options;
   options.codegen = HostCodegenOptions();
   absl::StatusOr<CompileResult> compiled = CompileOnnx(model, options);
@@ -27,17 +26,26 @@ std::vector<double> RunLoss(const std::string& model, std::vector<int64_t> x_sha
   std::vector<std::vector<double>> results;
   for (bool native : {false, true}) {
     ModelTensors tensors = MakeModelTensors(*compiled);
-    tensors.inputs[0] = loop::HostTensor::FromDoubles(DataType::kFloat32, x_shape, x);
-    tensors.inputs[1] = loop::HostTensor::FromDoubles(
-        DataType::kInt64, {static_cast<int64_t>(target.size())}, target);
-    std::vector<loop::HostTensor*> inputs = {&tensors.inputs[0], &tensors.inputs[1]};
-    absl::Status ran = native ? RunNative(*compiled, inputs, {&tensors.outputs[0]})
-                              : RunModel(*compiled, inputs, {&tensors.outputs[0]});
+    std::vector<loop::HostTensor*> in;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      tensors.inputs[i] = inputs[i];
+      in.push_back(&tensors.inputs[i]);
+    }
+    absl::Status ran = native ? RunNative(*compiled, in, {&tensors.outputs[0]})
+                              : RunModel(*compiled, in, {&tensors.outputs[0]});
     EXPECT_TRUE(ran.ok()) << ran;
     results.push_back(tensors.outputs[0].ToDoubles());
   }
   EXPECT_EQ(results[0], results[1]);
   return results[0];
+}
+
+// A loss of float scores x and int64 targets.
+std::vector<double> RunLoss(const std::string& model, std::vector<int64_t> x_shape,
+                            std::vector<double> x, std::vector<double> target) {
+  return RunBoth(model, {loop::HostTensor::FromDoubles(DataType::kFloat32, x_shape, x),
+                         loop::HostTensor::FromDoubles(
+                             DataType::kInt64, {static_cast<int64_t>(target.size())}, target)});
 }
 
 // Mean negative log-likelihood with class weights and an ignored class:
@@ -72,25 +80,10 @@ TEST(FunctionOpsTest, SoftmaxCrossEntropyLossPerRow) {
   EXPECT_NEAR(loss[1], std::log(std::exp(0.5) + 2.0) - 0.5, 1e-6);
 }
 
-// Runs a one-input model on float x with both backends; both results must agree.
+// A one-input model.
 std::vector<double> RunOne(const std::string& model, std::vector<int64_t> shape,
                            std::vector<double> x, DataType dtype) {
-  CompileOptions options;
-  options.codegen = HostCodegenOptions();
-  absl::StatusOr<CompileResult> compiled = CompileOnnx(model, options);
-  EXPECT_TRUE(compiled.ok()) << compiled.status();
-  if (!compiled.ok()) return {};
-  std::vector<std::vector<double>> results;
-  for (bool native : {false, true}) {
-    ModelTensors tensors = MakeModelTensors(*compiled);
-    tensors.inputs[0] = loop::HostTensor::FromDoubles(dtype, shape, x);
-    absl::Status ran = native ? RunNative(*compiled, {&tensors.inputs[0]}, {&tensors.outputs[0]})
-                              : RunModel(*compiled, {&tensors.inputs[0]}, {&tensors.outputs[0]});
-    EXPECT_TRUE(ran.ok()) << ran;
-    results.push_back(tensors.outputs[0].ToDoubles());
-  }
-  EXPECT_EQ(results[0], results[1]);
-  return results[0];
+  return RunBoth(model, {loop::HostTensor::FromDoubles(dtype, shape, x)});
 }
 
 // Per-axis int8 quantization of a (2, 3) tensor along axis 0: row 0 with scale 0.5 and zero
