@@ -325,6 +325,53 @@ std::vector<PrimExpr> WithAxis(const std::vector<PrimExpr>& row, int64_t axis, P
   return out;
 }
 
+// A softmax over the last axis, when that axis is a multiple of kSoftmaxPartials long (and at
+// least twice that), reduces each row in two stages: kSoftmaxPartials partial results, partial
+// l over elements l, l + 8, l + 16, ... (a reduction whose lanes read contiguous elements), then
+// those combined. One stage would reduce along the contiguous axis with one accumulator per row,
+// which the default schedule can only vectorize across rows: a strided gather per element.
+constexpr int64_t kSoftmaxPartials = 8;
+
+// The per-row statistic of `x` along `axis` (of `extent`): reduce(value(index of x)) over the
+// axis, as one reduction or, for a long contiguous last axis, in two stages (above).
+// `reduce` is te::Max or te::Sum; `value` maps an index of x to the reduced value.
+template <typename Reduce, typename Value>
+Tensor RowReduction(const std::string& name, const std::vector<int64_t>& row_shape,
+                    const std::vector<Tensor>& inputs, int64_t axis, int64_t extent, int64_t ndim,
+                    Reduce reduce, Value value) {
+  if (axis != ndim - 1 || extent % kSoftmaxPartials != 0 || extent < 2 * kSoftmaxPartials) {
+    IterVar k = te::ReduceAxis(extent, "k");
+    return te::Compute(
+        name, row_shape, inputs,
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          return reduce(value(WithAxis(AsExprs(i), axis, k->var)), std::vector<IterVar>{k});
+        },
+        "reduce");
+  }
+  std::vector<int64_t> partial_shape = row_shape;
+  partial_shape.push_back(kSoftmaxPartials);
+  IterVar kk = te::ReduceAxis(extent / kSoftmaxPartials, "kk");
+  Tensor partial = te::Compute(
+      name + "_partial", partial_shape, inputs,
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<PrimExpr> row = AsExprs(i);
+        PrimExpr lane = row.back();
+        row.pop_back();
+        PrimExpr k = kk->var * Index(kSoftmaxPartials) + lane;
+        return reduce(value(WithAxis(row, axis, k)), std::vector<IterVar>{kk});
+      },
+      "reduce");
+  IterVar l = te::ReduceAxis(kSoftmaxPartials, "l");
+  return te::Compute(
+      name, row_shape, {partial},
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<PrimExpr> idx = AsExprs(i);
+        idx.push_back(l->var);
+        return reduce(partial(idx), std::vector<IterVar>{l});
+      },
+      "reduce");
+}
+
 void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
   registry.SetCompute(op, [op, kind](const ComputeInput& in) -> ComputeResult {
     KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, op));
@@ -338,13 +385,11 @@ void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
     std::string name = compute::ComputeName(op);
     auto load = [&](const std::vector<PrimExpr>& idx) { return Cast(acc, x(idx)); };
 
-    IterVar k_max = te::ReduceAxis(extent, "k");
-    Tensor max_elem = te::Compute(
-        name + "_maxelem", row_shape, {x},
-        [&](const std::vector<Var>& i) -> te::ComputeBody {
-          return te::Max(load(WithAxis(AsExprs(i), axis, k_max->var)), {k_max});
-        },
-        "reduce");
+    auto max = [](PrimExpr v, std::vector<IterVar> axes) { return te::Max(std::move(v), std::move(axes)); };
+    auto sum = [](PrimExpr v, std::vector<IterVar> axes) { return te::Sum(std::move(v), std::move(axes)); };
+    const int64_t ndim = x.ndim();
+    Tensor max_elem =
+        RowReduction(name + "_maxelem", row_shape, {x}, axis, extent, ndim, max, load);
 
     if (kind == SoftmaxKind::kHardmax) {
       IterVar k = te::ReduceAxis(extent, "k");
@@ -370,13 +415,8 @@ void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
       return loop::MakeIntrinsic(Intrinsic::kExp, {load(idx) - max_elem(WithoutAxis(idx, axis))});
     };
     if (kind == SoftmaxKind::kLogSoftmax) {
-      IterVar k = te::ReduceAxis(extent, "k");
-      Tensor exp_sum = te::Compute(
-          name + "_expsum", row_shape, {x, max_elem},
-          [&](const std::vector<Var>& i) -> te::ComputeBody {
-            return te::Sum(shifted_exp(WithAxis(AsExprs(i), axis, k->var)), {k});
-          },
-          "reduce");
+      Tensor exp_sum = RowReduction(name + "_expsum", row_shape, {x, max_elem}, axis, extent,
+                                    ndim, sum, shifted_exp);
       return compute::One(te::Compute(
           name, result.shape, {x, max_elem, exp_sum},
           [&](const std::vector<Var>& i) -> te::ComputeBody {
@@ -393,13 +433,8 @@ void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
         name + "_exp", x.shape(), {x, max_elem},
         [&](const std::vector<Var>& i) -> te::ComputeBody { return shifted_exp(AsExprs(i)); },
         "injective");
-    IterVar k = te::ReduceAxis(extent, "k");
-    Tensor exp_sum = te::Compute(
-        name + "_expsum", row_shape, {exp},
-        [&](const std::vector<Var>& i) -> te::ComputeBody {
-          return te::Sum(exp(WithAxis(AsExprs(i), axis, k->var)), {k});
-        },
-        "reduce");
+    Tensor exp_sum = RowReduction(name + "_expsum", row_shape, {exp}, axis, extent, ndim, sum,
+                                  [&](const std::vector<PrimExpr>& idx) { return exp(idx); });
     return compute::One(te::Compute(
         name, result.shape, {exp, exp_sum},
         [&](const std::vector<Var>& i) -> te::ComputeBody {

@@ -427,6 +427,28 @@ TEST(NnComputeTest, SoftmaxFamilyOfOneTwoThree) {
              {0.5, 0.5, 0.5, 0.5});
 }
 
+// Rows of 40 (a multiple of 8, reduced in two stages: 8 partial maxima and sums, then those
+// combined) against the softmax computed here in double, with one large outlier per row so the
+// maximum's subtraction matters.
+TEST(NnComputeTest, SoftmaxOfLongRowsMatchesDoublePrecision) {
+  Values x;
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 40; ++k) x.push_back(0.1 * ((k * 7 + r * 3) % 11) + (k == 17 + r ? 80 : 0));
+  }
+  Values expected, expected_log;
+  for (int r = 0; r < 2; ++r) {
+    double max = -INFINITY, sum = 0;
+    for (int k = 0; k < 40; ++k) max = std::max(max, x[r * 40 + k]);
+    for (int k = 0; k < 40; ++k) sum += std::exp(x[r * 40 + k] - max);
+    for (int k = 0; k < 40; ++k) {
+      expected.push_back(std::exp(x[r * 40 + k] - max) / sum);
+      expected_log.push_back(x[r * 40 + k] - max - std::log(sum));
+    }
+  }
+  ExpectNear(RunOp("nn.softmax", {F({2, 40}, x)}, {}, {2, 40}), expected, 1e-6);
+  ExpectNear(RunOp("nn.log_softmax", {F({2, 40}, x)}, {}, {2, 40}), expected_log, 1e-5);
+}
+
 TEST(NnComputeTest, Normalizations) {
   // batch_norm: channel 0 (1 - 0) / 1 * 1 + 0, channel 1 (2 - 1) / 2 * 2 + 1.
   ExpectNear(RunOp("nn.batch_norm",
