@@ -151,16 +151,23 @@ class ExprSimplifier : public PostOrderRewriter {
     return expr;
   }
 
-  // (x + c1) + c2 with c1, c2 constant: x + (c1 + c2), which FoldConstant makes one constant (a
-  // convolution's bias and a batch norm's shift become one add in the kernel's epilogue). Float
-  // addition is not associative: the result may differ in the last bit, the reassociation TVM's
-  // SimplifyExpr (SimplifyConsecutiveAdd) and ONNX Runtime's Conv+Add fusion make too.
+  // (x + c1) + c2 with c1, c2 constant and x a convolution, dense or matmul (an op elementwise
+  // ops fuse into): x + (c1 + c2), which FoldConstant makes one constant, so a convolution's bias
+  // and a batch norm's shift are one add in the kernel's epilogue. Only after such ops: each
+  // rewrite leaves FoldConstant one more constant to evaluate, which a chain of a thousand adds
+  // would pay a thousand times for nothing. Float addition is not associative: the result may
+  // differ in the last bit, the reassociation TVM's SimplifyExpr (SimplifyConsecutiveAdd) and
+  // ONNX Runtime's Conv+Add fusion make too.
   absl::StatusOr<Expr> SimplifyConsecutiveAdd(const Expr& expr, const CallNode* call) {
     const auto* inner = call->args[0].as<CallNode>();
     if (inner == nullptr || !IsOp(inner->op, Ops().add) || inner->args.size() != 2 ||
         !IsConstantTree(call->args[1]) || !IsConstantTree(inner->args[1])) {
       return expr;
     }
+    const auto* producer = inner->args[0].as<CallNode>();
+    const OpEntry* entry =
+        producer == nullptr ? nullptr : OpRegistry::Global().FindCallee(producer->op);
+    if (entry == nullptr || entry->pattern != OpPattern::kOutElementwiseFusable) return expr;
     SIBuilder si_builder(expr, {inner->args[0], inner->args[1], call->args[1]});
     Span span = si_builder.CreateSpan();
     KILN_ASSIGN_OR_RETURN(Expr constants,

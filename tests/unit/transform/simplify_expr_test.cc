@@ -188,32 +188,37 @@ def @main(%x: Tensor[(2, 3), float32]) {
   EXPECT_TRUE(EqualWithSpans(out, expected));
 }
 
-// A bias then a shift, both constants: one add of their sum (FoldConstant makes it one
-// constant), both spans on the new nodes. A non-constant operand stops the rewrite.
-TEST(SimplifyExprTest, ConsecutiveConstantAddsBecomeOne) {
+// A convolution's bias then a batch norm's shift, both constants: one add of their sum
+// (FoldConstant makes it one constant), both spans on the new nodes. Constant adds after
+// anything but a convolution / dense / matmul, or with a non-constant operand, stay.
+TEST(SimplifyExprTest, ConsecutiveConstantAddsAfterAConvolutionBecomeOne) {
   IRModule out = Simplify(R"(
-def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(3), float32]) {
-  %0 = add(%x, meta[Constant][0]) /* si=bias */;
-  %1 = add(%0, 3f) /* si=shift */;
-  %2 = add(%1, %y) /* si=residual */;
-  %3 = add(%2, 1f) /* si=after */;
-  exp(%3) /* si=e */
+def @main(%x: Tensor[(1, 2, 3, 3), float32], %w: Tensor[(2, 2, 1, 1), float32], %y: Tensor[(2, 1, 1), float32]) {
+  %0 = nn.conv2d(%x, %w) /* si=conv */;
+  %1 = add(%0, meta[Constant][0]) /* si=bias */;
+  %2 = add(%1, 3f) /* si=shift */;
+  %3 = add(%2, %y) /* si=residual */;
+  %4 = add(%3, 1f) /* si=after */;
+  %5 = add(%4, 2f) /* si=again */;
+  exp(%5) /* si=e */
 }
 
 #[metadata]
-meta[Constant][0] = Tensor[(3), float32] 0x0000803f0000803f0000803f;
+meta[Constant][0] = Tensor[(2, 1, 1), float32] 0x0000803f0000803f;
 )");
   IRModule expected = ParseTyped(R"(
-def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(3), float32]) {
-  %0 = add(meta[Constant][0], 3f) /* si=[shift, bias] */;
-  %1 = add(%x, %0) /* si=[shift, bias] */;
-  %2 = add(%1, %y) /* si=residual */;
-  %3 = add(%2, 1f) /* si=after */;
-  exp(%3) /* si=e */
+def @main(%x: Tensor[(1, 2, 3, 3), float32], %w: Tensor[(2, 2, 1, 1), float32], %y: Tensor[(2, 1, 1), float32]) {
+  %0 = nn.conv2d(%x, %w) /* si=conv */;
+  %1 = add(meta[Constant][0], 3f) /* si=[shift, bias] */;
+  %2 = add(%0, %1) /* si=[shift, bias] */;
+  %3 = add(%2, %y) /* si=residual */;
+  %4 = add(%3, 1f) /* si=after */;
+  %5 = add(%4, 2f) /* si=again */;
+  exp(%5) /* si=e */
 }
 
 #[metadata]
-meta[Constant][0] = Tensor[(3), float32] 0x0000803f0000803f0000803f;
+meta[Constant][0] = Tensor[(2, 1, 1), float32] 0x0000803f0000803f;
 )");
   EXPECT_TRUE(EqualWithSpans(out, expected));
   EXPECT_TRUE(AllCallsHaveSpans(out));
