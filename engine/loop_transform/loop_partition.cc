@@ -88,10 +88,15 @@ class BoundTestCollector final : public StmtExprVisitor {
         rest.AddTerm(term.atom, term.coeff);
       }
     }
-    if (coeff == 0) return;
+    // Far beyond any loop (and no overflow in the arithmetic below).
+    constexpr int64_t kLimit = int64_t{1} << 48;
+    if (coeff == 0 || coeff > kLimit || coeff < -kLimit) return;
     std::optional<arith::Interval> range =
         analyzer_->ConstIntBound(arith::FromLinearForm(rest, nullptr));
-    if (!range.has_value()) return;
+    if (!range.has_value() || (range->bounded_below() && range->min < -kLimit) ||
+        (range->bounded_above() && range->max > kLimit)) {
+      return;
+    }
     // Every comparison as c * var >= t for all values of the rest.
     int64_t c, t;
     switch (binary->op) {
@@ -112,8 +117,6 @@ class BoundTestCollector final : public StmtExprVisitor {
         c = -coeff, t = range->max + 1;
         break;
     }
-    constexpr int64_t kLimit = int64_t{1} << 48;  // far beyond any loop; no overflow below
-    if (t > kLimit || t < -kLimit) return;
     if (c > 0) {
       interior_->lo = std::max(interior_->lo, CeilDiv(t, c));
     } else {

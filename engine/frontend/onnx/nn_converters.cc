@@ -306,8 +306,8 @@ absl::StatusOr<std::vector<Expr>> ConvertSoftmaxLike(ConvertContext& ctx) {
 constexpr char kSoftmax[] = "nn.softmax", kLogSoftmax[] = "nn.log_softmax",
                kHardmax[] = "nn.hardmax";
 
-// Inference: the output is the input; the mask, when asked for, is all true
-// (opset < 10: all ones of the input's dtype).
+// Inference (or training with a ratio of 0): the output is the input; the mask, when asked for,
+// is all true (opset < 10: all ones of the input's dtype).
 absl::StatusOr<std::vector<Expr>> ConvertDropout(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tx, ctx.InputTensorType(0));
@@ -319,10 +319,17 @@ absl::StatusOr<std::vector<Expr>> ConvertDropout(ConvertContext& ctx) {
           "input 2 (training_mode) must be a constant false; training-mode Dropout "
           "is not supported");
     }
-    if (*value != 0)
+    // Training with a ratio of 0 drops nothing: the inference result, deterministically.
+    std::optional<double> ratio;
+    if (ctx.HasInput(1)) {
+      TensorData data = ctx.ConstantInput(1);
+      if (data) ratio = ScalarValue(data);
+    }
+    if (*value != 0 && ratio != 0.0) {
       return ctx.Error(
-          "training_mode=true is not supported: Kiln imports "
-          "inference graphs");
+          "training_mode=true with a ratio other than a constant 0 drops random elements, "
+          "which is not supported: Kiln imports inference graphs");
+    }
   }
   std::vector<Expr> outputs = {x};
   if (Requested(ctx, 1)) {

@@ -444,6 +444,29 @@ TEST(NnConvertersTest, DropoutIsTheIdentityWithAnAllTrueMask) {
   EXPECT_EQ(ImportError(training),
             "ONNX node 'drop' (#0, Dropout): input 2 (training_mode) must be a constant false; "
             "training-mode Dropout is not supported");
+
+  // Training with a constant ratio of 0 drops nothing: the output is the input. Any other
+  // ratio would drop random elements.
+  for (float ratio : {0.0f, 0.5f}) {
+    OnnxModelBuilder zero(13);
+    zero.Input("x", {3, 4}).Output("y");
+    zero.FloatInitializer("r", {}, {ratio});
+    onnx::TensorProto* t = zero.model().mutable_graph()->add_initializer();
+    t->set_name("t");
+    t->set_data_type(onnx::TensorProto::BOOL);
+    t->add_int32_data(1);
+    zero.Node("Dropout", {"x", "r", "t"}, {"y"}, "drop");
+    if (ratio == 0.0f) {
+      module = ImportOnnxModel(zero.Bytes());
+      ASSERT_TRUE(module.ok()) << module.status();
+      EXPECT_TRUE(Main(*module)->body.same_as(Main(*module)->params[0]));
+    } else {
+      EXPECT_EQ(ImportError(zero),
+                "ONNX node 'drop' (#0, Dropout): training_mode=true with a ratio other than a "
+                "constant 0 drops random elements, which is not supported: Kiln imports inference "
+                "graphs");
+    }
+  }
 }
 
 TEST(NnConvertersTest, PadFromAttributesAndFromInputs) {
