@@ -6,9 +6,9 @@
 // `0 <= h - 1 < H ? x[h - 1] : 0`) and from splits that do not divide. A test is a comparison
 // in the condition of a Select or an if whose two sides are linear in the loop variable; the
 // rest of the comparison is bounded by the ranges of the other loops (TVM's
-// partition_const_loop is the same idea). Each loop is split at most once, at most
-// kMaxPartitionDepth loops deep, and only while its body has at most kMaxPartitionBodyNodes
-// nodes: the code grows by at most 3^depth copies of bounded bodies.
+// partition_const_loop is the same idea). Each loop is split at most once, only middles are
+// split again, at most kMaxPartitionDepth loops deep, and only while the body has at most
+// kMaxPartitionBodyNodes nodes: a nest grows to at most 2 * depth + 1 copies of bounded bodies.
 #pragma once
 
 #include <cstdint>
