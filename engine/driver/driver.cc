@@ -54,8 +54,14 @@ std::shared_ptr<CompileBudget> MakeBudget(const CompileOptions& options) {
 // The graph pipeline the options ask for (none when run_graph_passes is off).
 absl::StatusOr<std::optional<Pass>> GraphPipeline(const CompileOptions& options) {
   if (!options.run_graph_passes) return std::nullopt;
-  return ParsePipeline(options.pipeline.empty() ? DefaultGraphPipeline(options.opt_level)
-                                                : options.pipeline);
+  if (!options.pipeline.empty()) return ParsePipeline(options.pipeline);
+  // The default pipeline blocks convolutions for the target the compile generates code for (the
+  // host's when it does not), so the graph a trace shows is the one that becomes native code.
+  KILN_ASSIGN_OR_RETURN(
+      std::string pipeline,
+      DefaultGraphPipelineFor(options.opt_level,
+                              options.codegen ? options.codegen->target : codegen::TargetOptions{}));
+  return ParsePipeline(pipeline);
 }
 
 // The loop pipeline (none when the compile does not lower, lowers only some
@@ -107,6 +113,12 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
   context.set_budget(budget);
   absl::Status configured = ConfigureContext(options, &context);
   if (!configured.ok()) return Fail(CompileStage::kConfigure, configured, failure);
+  // The target is checked first: the default graph pipeline is chosen for it, and a target
+  // LLVM does not know is code generation's error.
+  if (options.codegen) {
+    absl::StatusOr<codegen::ResolvedTarget> target = codegen::ResolveTarget(options.codegen->target);
+    if (!target.ok()) return Fail(CompileStage::kCodegen, target.status(), failure);
+  }
   // Both pipelines are parsed before anything runs.
   absl::StatusOr<std::optional<Pass>> graph = GraphPipeline(options);
   if (!graph.ok()) return Fail(CompileStage::kGraphPasses, graph.status(), failure);
@@ -239,6 +251,12 @@ absl::StatusOr<CompileResult> CompileGraphText(std::string_view text,
     }
   }
   return CompileWithBudget(*module, options, std::move(budget), failure);
+}
+
+absl::StatusOr<std::string> DefaultGraphPipelineFor(int opt_level,
+                                                    const codegen::TargetOptions& target) {
+  KILN_ASSIGN_OR_RETURN(int64_t lanes, codegen::VectorFloatLanes(target));
+  return DefaultGraphPipeline(opt_level, lanes);
 }
 
 absl::StatusOr<std::string> LinkSharedLibrary(const CompileResult& compiled) {

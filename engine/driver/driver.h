@@ -38,7 +38,8 @@ struct CompileOptions {
   // its user's own files turns them off.
   std::string source_name = "graph_ir_text";
   bool text_request_limits = true;
-  // The graph pipeline: `pipeline` when set, else DefaultGraphPipeline(opt_level).
+  // The graph pipeline: `pipeline` when set, else DefaultGraphPipeline(opt_level, the float32
+  // lanes of codegen's target, the host's without codegen).
   int opt_level = 3;
   std::string pipeline;
   // False: no graph passes (the module is printed or lowered as imported).
@@ -113,6 +114,11 @@ absl::StatusOr<CompileResult> CompileGraphText(std::string_view text,
 // The same from an already imported (or parsed) graph module.
 absl::StatusOr<CompileResult> CompileModule(IRModule module, const CompileOptions& options,
                                             CompileFailure* failure = nullptr);
+
+// The default graph pipeline of `opt_level` for code generated for `target`: ConvertLayout blocks
+// convolutions by the target's float32 vector lanes. An unknown target is InvalidArgument.
+absl::StatusOr<std::string> DefaultGraphPipelineFor(int opt_level,
+                                                    const codegen::TargetOptions& target);
 
 // The shared-library artifact of a compile's native code (codegen/llvm/shared_library.h): linked
 // on request from the object, so one cached compile serves it too. FailedPrecondition without

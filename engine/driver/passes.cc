@@ -3,9 +3,13 @@
 
 #include <mutex>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
 #include "engine/loop_transform/register_loop_passes.h"
 #include "engine/pass/pipeline.h"
 #include "engine/transform/builtin_passes.h"
+#include "engine/transform/convert_layout.h"
 
 namespace kiln::driver {
 
@@ -18,7 +22,13 @@ const PassRegistry& RegisteredPasses() {
   return PassRegistry::Global();
 }
 
-const std::string& DefaultGraphPipeline(int opt_level) { return DefaultPipeline(opt_level); }
+std::string DefaultGraphPipeline(int opt_level, int64_t layout_block) {
+  std::string pipeline = DefaultPipeline(opt_level);
+  if (layout_block == transform::kDefaultLayoutBlock) return pipeline;
+  // The pipeline names ConvertLayout without options (its default block); only the block differs.
+  return absl::StrReplaceAll(
+      pipeline, {{"ConvertLayout,", absl::StrCat("ConvertLayout{block=", layout_block, "},")}});
+}
 
 const std::string& DefaultLoopPipeline() { return loop::transform::DefaultLoopPipeline(); }
 

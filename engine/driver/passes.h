@@ -4,6 +4,7 @@
 // RPC and the service's metrics.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "engine/pass/pass_config.h"
@@ -16,8 +17,10 @@ namespace kiln::driver {
 // and returns the registry; every driver entry calls it.
 const PassRegistry& RegisteredPasses();
 
-// The default pipelines (docs/passes.md), as pipeline text.
-const std::string& DefaultGraphPipeline(int opt_level);
+// The default pipelines (docs/passes.md), as pipeline text. The graph pipeline's ConvertLayout
+// lays convolutions out in blocks of `layout_block` channels: the target's float32 vector lanes
+// (codegen::VectorFloatLanes), so one output-channel block fills one register.
+std::string DefaultGraphPipeline(int opt_level, int64_t layout_block);
 const std::string& DefaultLoopPipeline();
 
 }  // namespace kiln::driver

@@ -400,11 +400,13 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
   // --passes names the pipeline; -O alone runs the default one of its level;
   // lowering needs fused, typed functions, which -O2's pipeline provides.
   options.pipeline = absl::GetFlag(FLAGS_passes);
-  if (options.pipeline.empty() && opt_level >= 0) {
-    options.pipeline = kiln::driver::DefaultGraphPipeline(opt_level);
-  }
-  if (options.pipeline.empty() && lowering) {
-    options.pipeline = kiln::driver::DefaultGraphPipeline(2);
+  if (options.pipeline.empty() && (opt_level >= 0 || lowering)) {
+    // Convolutions blocked for the target named by --mtriple/--mcpu/--mattr (the host's).
+    absl::StatusOr<std::string> pipeline = kiln::driver::DefaultGraphPipelineFor(
+        opt_level >= 0 ? opt_level : 2,
+        {absl::GetFlag(FLAGS_mtriple), absl::GetFlag(FLAGS_mcpu), absl::GetFlag(FLAGS_mattr)});
+    if (!pipeline.ok()) return Fail(std::string(pipeline.status().message()));
+    options.pipeline = *pipeline;
   }
   options.run_graph_passes = !options.pipeline.empty();
   options.lower = lowering;

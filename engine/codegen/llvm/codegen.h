@@ -95,6 +95,11 @@ struct NativeModule {
 // InvalidArgument error naming it.
 absl::StatusOr<ResolvedTarget> ResolveTarget(const TargetOptions& options);
 
+// The float32 lanes of the widest vector register the target `options` names: 16 with AVX-512,
+// 8 with AVX, 4 with SSE or AArch64's NEON (and any other architecture). Convolutions are laid
+// out in blocks of this many channels, so each output-channel block is one register.
+absl::StatusOr<int64_t> VectorFloatLanes(const TargetOptions& options);
+
 // `lowered` must have a main (a full lowering, not one kernel's). A construct the code generator
 // does not support is an Unimplemented error naming the kernel and statement.
 absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "engine/support/status_macros.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -129,6 +130,22 @@ absl::StatusOr<ResolvedTarget> ResolveTarget(const TargetOptions& options) {
     }
   }
   return resolved;
+}
+
+absl::StatusOr<int64_t> VectorFloatLanes(const TargetOptions& options) {
+  KILN_ASSIGN_OR_RETURN(ResolvedTarget resolved, ResolveTarget(options));
+  if (!llvm::Triple(resolved.triple).isX86()) return 4;
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(resolved.triple, error);
+  if (target == nullptr) return absl::InvalidArgumentError(error);
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(resolved.triple, resolved.cpu, resolved.features));
+  if (subtarget == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("LLVM has no subtarget for ", resolved.triple));
+  }
+  if (subtarget->checkFeatures("+avx512f")) return 16;
+  if (subtarget->checkFeatures("+avx")) return 8;
+  return 4;
 }
 
 absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(

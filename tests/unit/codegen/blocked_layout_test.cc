@@ -64,9 +64,11 @@ std::string SmallCnn() {
   return b.Bytes();
 }
 
+// Blocks of 8 channels whatever the host's vector width, so the shapes below are this file's.
 CompileResult Compile(const std::string& model, bool convert_layout) {
   CompileOptions options;
   options.codegen = HostCodegenOptions();
+  options.pipeline = kiln::driver::DefaultGraphPipeline(3, 8);
   if (!convert_layout) options.disabled_passes = {"ConvertLayout"};
   absl::StatusOr<CompileResult> compiled = CompileOnnx(model, options);
   KILN_CHECK(compiled.ok()) << compiled.status();

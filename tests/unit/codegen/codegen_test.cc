@@ -240,6 +240,27 @@ TEST(CodegenTest, EachTargetGetsItsOwnInstructions) {
   EXPECT_THAT(arm, HasSubstr("fmla"));
 }
 
+// The default pipeline blocks convolutions by the target's float32 lanes per vector register,
+// as each ISA defines them: 512-bit AVX-512, 256-bit AVX2, 128-bit SSE and NEON.
+TEST(CodegenTest, TheDefaultPipelineBlocksChannelsByTheTargetsVectorLanes) {
+  struct Case {
+    codegen::TargetOptions target;
+    const char* convert_layout;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"x86_64-linux-gnu", "znver4", ""}, "ConvertLayout{block=16},"},
+           {{"x86_64-linux-gnu", "skylake-avx512", ""}, "ConvertLayout{block=16},"},
+           {{"x86_64-linux-gnu", "x86-64-v3", ""}, "ConvertLayout,"},  // the default block, 8
+           {{"x86_64-linux-gnu", "znver4", "-avx512f"}, "ConvertLayout,"},
+           {{"x86_64-linux-gnu", "x86-64-v2", ""}, "ConvertLayout{block=4},"},
+           {{"aarch64-linux-gnu", "", ""}, "ConvertLayout{block=4},"}}) {
+    absl::StatusOr<std::string> pipeline = DefaultGraphPipelineFor(3, c.target);
+    ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+    EXPECT_THAT(*pipeline, HasSubstr(c.convert_layout)) << c.target.cpu << c.target.features;
+  }
+  EXPECT_FALSE(DefaultGraphPipelineFor(3, {"x86_64-linux-gnu", "not-a-cpu", ""}).ok());
+}
+
 TEST(CodegenTest, AnUnknownTargetIsAnErrorNamingIt) {
   codegen::CodegenOptions options;
   options.target.triple = "sparc-sun-nowhere";
