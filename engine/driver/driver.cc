@@ -51,17 +51,14 @@ std::shared_ptr<CompileBudget> MakeBudget(const CompileOptions& options) {
   return std::make_shared<CompileBudget>(options.limits, options.is_cancelled);
 }
 
-// The graph pipeline the options ask for (none when run_graph_passes is off).
-absl::StatusOr<std::optional<Pass>> GraphPipeline(const CompileOptions& options) {
+// The graph pipeline the options ask for (none when run_graph_passes is off); the default one
+// blocks convolutions by `vector_lanes`.
+absl::StatusOr<std::optional<Pass>> GraphPipeline(const CompileOptions& options,
+                                                  int64_t vector_lanes) {
   if (!options.run_graph_passes) return std::nullopt;
-  if (!options.pipeline.empty()) return ParsePipeline(options.pipeline);
-  // The default pipeline blocks convolutions for the target the compile generates code for (the
-  // host's when it does not), so the graph a trace shows is the one that becomes native code.
-  KILN_ASSIGN_OR_RETURN(
-      std::string pipeline,
-      DefaultGraphPipelineFor(options.opt_level,
-                              options.codegen ? options.codegen->target : codegen::TargetOptions{}));
-  return ParsePipeline(pipeline);
+  return ParsePipeline(options.pipeline.empty()
+                           ? DefaultGraphPipeline(options.opt_level, vector_lanes)
+                           : options.pipeline);
 }
 
 // The loop pipeline (none when the compile does not lower, lowers only some
@@ -113,14 +110,14 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
   context.set_budget(budget);
   absl::Status configured = ConfigureContext(options, &context);
   if (!configured.ok()) return Fail(CompileStage::kConfigure, configured, failure);
-  // The target is checked first: the default graph pipeline is chosen for it, and a target
+  // Layouts and schedules are chosen for the target code is generated for (the host's when it
+  // is not), so the graph and loops a trace shows are those that become native code. A target
   // LLVM does not know is code generation's error.
-  if (options.codegen) {
-    absl::StatusOr<codegen::ResolvedTarget> target = codegen::ResolveTarget(options.codegen->target);
-    if (!target.ok()) return Fail(CompileStage::kCodegen, target.status(), failure);
-  }
+  absl::StatusOr<int64_t> vector_lanes = codegen::VectorFloatLanes(
+      options.codegen ? options.codegen->target : options.layout_target);
+  if (!vector_lanes.ok()) return Fail(CompileStage::kCodegen, vector_lanes.status(), failure);
   // Both pipelines are parsed before anything runs.
-  absl::StatusOr<std::optional<Pass>> graph = GraphPipeline(options);
+  absl::StatusOr<std::optional<Pass>> graph = GraphPipeline(options, *vector_lanes);
   if (!graph.ok()) return Fail(CompileStage::kGraphPasses, graph.status(), failure);
   absl::StatusOr<std::optional<Pass>> loop = LoopPipeline(options);
   if (!loop.ok()) return Fail(CompileStage::kLoopPasses, loop.status(), failure);
@@ -147,6 +144,7 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
       absl::Status cancelled = budget->CheckCancelled("before lowering");
       if (!cancelled.ok()) return fail(CompileStage::kLower, cancelled);
       lower::LowerOptions lower_options = lower::LowerOptionsFromContext(context);
+      lower_options.vector_lanes = *vector_lanes;
       if (!options.only_kernels_named_by.empty()) {
         lower_options.only_kernels = [selector = options.only_kernels_named_by](
                                          const lower::KernelCandidate& kernel) {

@@ -60,6 +60,9 @@ struct CompileOptions {
   // When set (and the compile lowers a whole model), LLVM generates native code for the loop
   // module after the loop pipeline (stage kCodegen).
   std::optional<codegen::CodegenOptions> codegen;
+  // Without codegen: the target convolution layouts and schedules are chosen for (its vector
+  // lanes); empty, the host's. With codegen, codegen->target is.
+  codegen::TargetOptions layout_target;
   // When set, lowering produces only the kernels this schedule-record
   // selector may name, and no main (the loop pipeline is then skipped).
   std::string only_kernels_named_by;

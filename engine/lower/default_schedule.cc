@@ -34,13 +34,13 @@ void ParallelizeOuter(te::Schedule& schedule, const te::Tensor& t, const te::Ite
   schedule.Parallel(t, fused);
 }
 
-void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t) {
+void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t, int64_t vector_lanes) {
   std::vector<te::IterVar> axes = schedule.Axes(t);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
   if (axes.empty()) return;  // a full reduction to a scalar: one serial nest
 
   const te::IterVar& x = axes.back();
-  int64_t lanes = VectorFactor(x->extent);
+  int64_t lanes = x->extent % vector_lanes == 0 ? vector_lanes : VectorFactor(x->extent);
   if (lanes == 0) {
     ParallelizeOuter(schedule, t, nullptr);
     return;
@@ -177,9 +177,9 @@ TiledOutput TileBlockedOutput(te::Schedule& schedule, const te::Tensor& t, Block
 
 // A blocked convolution written by its own loops: the reduce loops inside the tile loops, so
 // each reduce step updates the tile; the loops outside the reduction parallel.
-void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t) {
+void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t, int64_t vector_lanes) {
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
-  if (schedule.Axes(t).size() != 5) return ScheduleReduction(schedule, t);
+  if (schedule.Axes(t).size() != 5) return ScheduleReduction(schedule, t, vector_lanes);
   BlockedConvTile tile = ChooseBlockedConvTile(schedule.Axes(t), reduce_axes.size() == 2, kMaxAccumulators);
   TileBlockedOutput(schedule, t, tile, reduce_axes);
   ParallelizeOuter(schedule, t, reduce_axes.empty() ? schedule.Axes(t)[4] : reduce_axes.front());
@@ -344,8 +344,9 @@ bool IsLongRowInjective(const te::Schedule& schedule, const te::Tensor& t) {
 
 }  // namespace
 
-te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool keep_record) {
-  te::Schedule schedule = te::Schedule::Create(outputs, te::ScheduleOptions{keep_record});
+te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
+                                   const DefaultScheduleOptions& options) {
+  te::Schedule schedule = te::Schedule::Create(outputs, te::ScheduleOptions{options.keep_record});
 
   // Stages are replaced as primitives apply, so decide from the operations.
   std::vector<te::Tensor> computes;
@@ -392,9 +393,9 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool 
       continue;
     }
     if (schedule.FindStage(t)->op->tag == te::kBlockedConvTag) {
-      ScheduleBlockedConv(schedule, t);
+      ScheduleBlockedConv(schedule, t, options.vector_lanes);
     } else if (IsReduction(*schedule.FindStage(t))) {
-      ScheduleReduction(schedule, t);
+      ScheduleReduction(schedule, t, options.vector_lanes);
     } else if (schedule.FindStage(t)->op->tag == te::kPadTag || IsLongRowInjective(schedule, t)) {
       SchedulePadding(schedule, t);
     } else {

@@ -68,6 +68,16 @@ inline constexpr int64_t kBlockedConvBlockTiles[] = {4, 2, 1};
 //    fused, split by a vector width that divides the total, the inner loop
 //    vectorized and the outer one parallel.
 // Primitive errors are kept in the schedule's status() (see schedule.h).
-te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs, bool keep_record);
+struct DefaultScheduleOptions {
+  // Keep a snapshot after every primitive (the schedule record).
+  bool keep_record = true;
+  // The target's float32 lanes per vector register (codegen's VectorFloatLanes): a reduction
+  // whose innermost output extent is a multiple of it is vectorized by it, so each accumulator
+  // of its register tile fills a whole register (AVX-512's 16 lanes: half the broadcasts and
+  // loads per multiply-add of 8). Other extents use kVectorWidths.
+  int64_t vector_lanes = kVectorWidths[0];
+};
+te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
+                                   const DefaultScheduleOptions& options);
 
 }  // namespace kiln::lower

@@ -359,7 +359,7 @@ class MainLowering {
           options_.budget->CheckCancelled(absl::StrCat("before lowering kernel ", name)));
     }
     KILN_ASSIGN_OR_RETURN(LoweredPrimitive lowered,
-                          LowerPrimitive(*func, name, options_.keep_schedule_record));
+                          LowerPrimitive(*func, name, ScheduleOptions()));
     entry.info.schedule = std::move(lowered.schedule);
     entry.info.schedule_params = std::move(lowered.params);
     entry.func = std::move(lowered.func);
@@ -390,7 +390,7 @@ class MainLowering {
     entry.info.name = name;
     entry.info.function_name = name;
     entry.info.span = span;
-    entry.info.schedule = CreateDefaultSchedule({out}, options_.keep_schedule_record);
+    entry.info.schedule = CreateDefaultSchedule({out}, ScheduleOptions());
     entry.info.schedule_params = {in, out};
     KILN_ASSIGN_OR_RETURN(entry.func,
                           te::LowerSchedule(entry.info.schedule, entry.info.schedule_params, name));
@@ -566,6 +566,10 @@ class MainLowering {
   };
 
   const FunctionNode& main_;
+  DefaultScheduleOptions ScheduleOptions() const {
+    return {options_.keep_schedule_record, options_.vector_lanes};
+  }
+
   const LowerOptions& options_;
   std::vector<Value> values_;
   std::vector<Step> steps_;

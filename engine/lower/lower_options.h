@@ -34,6 +34,9 @@ struct LowerOptions {
   // Keep a snapshot of each kernel's schedule after every primitive (the
   // schedule record behind `--schedule-record` and GetScheduleRecord).
   bool keep_schedule_record = true;
+  // The target's float32 lanes per vector register (see DefaultScheduleOptions): the driver
+  // sets the lanes of the target code is generated for, the host's without codegen.
+  int64_t vector_lanes = 8;
   // Every value placed in the workspace starts at a multiple of this many
   // bytes (cache-line alignment keeps vector loads aligned).
   int64_t workspace_alignment_bytes = 64;

@@ -19,10 +19,10 @@ std::string PrimitiveName(const FunctionNode& func, int index) {
 }
 
 absl::StatusOr<LoweredPrimitive> LowerPrimitive(const FunctionNode& func, const std::string& name,
-                                                bool keep_schedule_record) {
+                                                const DefaultScheduleOptions& schedule_options) {
   KILN_ASSIGN_OR_RETURN(PrimitiveCompute compute, BuildPrimitiveCompute(func));
   LoweredPrimitive lowered;
-  lowered.schedule = CreateDefaultSchedule(compute.outputs, keep_schedule_record);
+  lowered.schedule = CreateDefaultSchedule(compute.outputs, schedule_options);
   lowered.params = compute.inputs;
   lowered.params.insert(lowered.params.end(), compute.outputs.begin(), compute.outputs.end());
   lowered.params.insert(lowered.params.end(), compute.constant_inputs.begin(),

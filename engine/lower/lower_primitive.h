@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "engine/ir/expr.h"
 #include "engine/loop/prim_func.h"
+#include "engine/lower/default_schedule.h"
 #include "engine/te/schedule.h"
 
 namespace kiln::lower {
@@ -33,6 +34,6 @@ struct LoweredPrimitive {
 std::string PrimitiveName(const FunctionNode& func, int index);
 
 absl::StatusOr<LoweredPrimitive> LowerPrimitive(const FunctionNode& func, const std::string& name,
-                                                bool keep_schedule_record);
+                                                const DefaultScheduleOptions& schedule_options);
 
 }  // namespace kiln::lower

@@ -90,8 +90,9 @@ ABSL_FLAG(std::string, emit, "graph",
           "to -o), so (a shared library with libkiln_rt inside, linked by lld, written to -o), "
           "header (the C header), provenance (the JSON map asm line -> loop-IR line -> "
           "ONNX layers)");
-ABSL_FLAG(std::string, mtriple, "", "with --emit=llvm|asm|obj|header: the LLVM target triple "
-          "(default: this machine's)");
+ABSL_FLAG(std::string, mtriple, "", "the LLVM target triple code is generated for "
+          "(--emit=llvm|asm|obj|header) and layouts and schedules are chosen for (its vector "
+          "lanes; default: this machine's)");
 ABSL_FLAG(std::string, mcpu, "", "the target CPU, e.g. x86-64-v2, skylake-avx512, znver4");
 ABSL_FLAG(std::string, mattr, "", "LLVM target features, e.g. +avx2,-avx512f");
 ABSL_FLAG(int, codegen_opt_level, 2, "LLVM's optimization level 0..3 for native code");
@@ -409,6 +410,8 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
     options.pipeline = *pipeline;
   }
   options.run_graph_passes = !options.pipeline.empty();
+  options.layout_target = {absl::GetFlag(FLAGS_mtriple), absl::GetFlag(FLAGS_mcpu),
+                           absl::GetFlag(FLAGS_mattr)};
   options.lower = lowering;
   // Schedule records show the kernels as lowering made them.
   options.loop_pipeline = schedule_record.empty() ? absl::GetFlag(FLAGS_loop_passes) : "";
