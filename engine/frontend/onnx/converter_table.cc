@@ -13,6 +13,7 @@ const ConverterTable& ConverterTable::Builtin() {
     RegisterReduceConverters(*t);
     RegisterTransformConverters(*t);
     RegisterQuantizeConverters(*t);
+    RegisterRecurrentConverters(*t);
     return t;
   }();
   return *table;

@@ -28,5 +28,6 @@ void RegisterNnConverters(ConverterTable& table);           // nn_converters.cc
 void RegisterReduceConverters(ConverterTable& table);       // reduce_converters.cc
 void RegisterTransformConverters(ConverterTable& table);    // transform_converters.cc
 void RegisterQuantizeConverters(ConverterTable& table);     // quantize_converters.cc
+void RegisterRecurrentConverters(ConverterTable& table);    // recurrent_converters.cc
 
 }  // namespace kiln::onnx_frontend

@@ -85,6 +85,27 @@ class OnnxModelBuilder {
     for (int64_t v : values) attr->add_ints(v);
   }
 
+  static void FloatsAttr(onnx::NodeProto& node, const std::string& name,
+                         std::vector<float> values) {
+    auto* attr = node.add_attribute();
+    attr->set_name(name);
+    attr->set_type(onnx::AttributeProto::FLOATS);
+    for (float v : values) attr->add_floats(v);
+  }
+  static void StringAttr(onnx::NodeProto& node, const std::string& name, const std::string& value) {
+    auto* attr = node.add_attribute();
+    attr->set_name(name);
+    attr->set_type(onnx::AttributeProto::STRING);
+    attr->set_s(value);
+  }
+  static void StringsAttr(onnx::NodeProto& node, const std::string& name,
+                          std::vector<std::string> values) {
+    auto* attr = node.add_attribute();
+    attr->set_name(name);
+    attr->set_type(onnx::AttributeProto::STRINGS);
+    for (const std::string& v : values) attr->add_strings(v);
+  }
+
   onnx::ModelProto& model() { return model_; }
   std::string Bytes() const { return model_.SerializeAsString(); }
 

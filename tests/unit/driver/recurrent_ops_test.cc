@@ -1,0 +1,178 @@
+// RNN, GRU and LSTM (engine/frontend/onnx/recurrent_converters.cc) on the paths the ONNX backend
+// tests leave out: both directions, reverse, clip, linear_before_reset, sequence_lens,
+// input_forget and activations with alpha and beta. One hidden unit and one input feature, so
+// every expected value below is the operator spec's equation evaluated by hand, step by step.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "engine/driver/driver.h"
+#include "engine/driver/run_model.h"
+#include "tests/unit/frontend/onnx_builder.h"
+
+namespace kiln::driver {
+namespace {
+
+using testing::OnnxModelBuilder;
+using ::testing::HasSubstr;
+
+double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+// Every output of `model` on `inputs` through the interpreter, after checking native code
+// computes the same within float rounding.
+std::vector<std::vector<double>> RunAll(const std::string& model,
+                                        const std::vector<loop::HostTensor>& inputs) {
+  CompileOptions options;
+  options.codegen = HostCodegenOptions();
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(model, options);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  if (!compiled.ok()) return {};
+  std::vector<std::vector<std::vector<double>>> results;
+  for (bool native : {false, true}) {
+    ModelTensors tensors = MakeModelTensors(*compiled);
+    std::vector<loop::HostTensor*> in, out;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      tensors.inputs[i] = inputs[i];
+      in.push_back(&tensors.inputs[i]);
+    }
+    for (loop::HostTensor& t : tensors.outputs) out.push_back(&t);
+    absl::Status ran = native ? RunNative(*compiled, in, out) : RunModel(*compiled, in, out);
+    EXPECT_TRUE(ran.ok()) << ran;
+    std::vector<std::vector<double>> values;
+    for (loop::HostTensor& t : tensors.outputs) values.push_back(t.ToDoubles());
+    results.push_back(values);
+  }
+  for (size_t o = 0; o < results[0].size(); ++o) {
+    EXPECT_THAT(results[1][o], ::testing::Pointwise(::testing::DoubleNear(1e-6), results[0][o]))
+        << "output " << o;
+  }
+  return results[0];
+}
+
+loop::HostTensor Floats(std::vector<int64_t> shape, std::vector<double> values) {
+  return loop::HostTensor::FromDoubles(DataType::kFloat32, shape, values);
+}
+
+void ExpectNear(const std::vector<double>& actual, const std::vector<double>& expected) {
+  EXPECT_THAT(actual, ::testing::Pointwise(::testing::DoubleNear(1e-5), expected));
+}
+
+// Bidirectional tanh RNN over two steps: the reverse direction starts at the last step, and Y
+// holds both directions' states at each time step.
+TEST(RecurrentOpsTest, BidirectionalRnnRunsTheSecondDirectionBackwards) {
+  OnnxModelBuilder b;
+  b.Input("x", {2, 1, 1}).Output("y").Output("y_h");
+  b.FloatInitializer("w", {2, 1, 1}, {0.5f, -0.3f});
+  b.FloatInitializer("r", {2, 1, 1}, {0.2f, 0.4f});
+  b.FloatInitializer("b", {2, 2}, {0.1f, 0.05f, -0.2f, 0.0f});
+  onnx::NodeProto& node = b.Node("RNN", {"x", "w", "r", "b"}, {"y", "y_h"}, "rnn");
+  OnnxModelBuilder::IntAttr(node, "hidden_size", 1);
+  OnnxModelBuilder::StringAttr(node, "direction", "bidirectional");
+  auto out = RunAll(b.Bytes(), {Floats({2, 1, 1}, {1.0, 2.0})});
+  ASSERT_EQ(out.size(), 2u);
+  double h1 = std::tanh(0.5 * 1 + 0.15), h2 = std::tanh(0.5 * 2 + 0.2 * h1 + 0.15);
+  double g2 = std::tanh(-0.3 * 2 - 0.2), g1 = std::tanh(-0.3 * 1 + 0.4 * g2 - 0.2);
+  ExpectNear(out[0], {h1, g1, h2, g2});  // [step, direction, batch, hidden]
+  ExpectNear(out[1], {h2, g1});
+}
+
+// A reverse GRU whose reset gate applies after the recurrent product (linear_before_reset), its
+// gate inputs clipped to [-0.5, 0.5].
+TEST(RecurrentOpsTest, ReverseGruWithLinearBeforeResetAndClip) {
+  OnnxModelBuilder b;
+  b.Input("x", {2, 1, 1}).Output("y").Output("y_h");
+  b.FloatInitializer("w", {1, 3, 1}, {0.6f, -0.4f, 0.9f});  // z, r, h
+  b.FloatInitializer("r", {1, 3, 1}, {0.3f, 0.7f, -0.5f});
+  b.FloatInitializer("b", {1, 6}, {0.1f, 0.2f, -0.1f, 0.05f, -0.05f, 0.3f});
+  onnx::NodeProto& node = b.Node("GRU", {"x", "w", "r", "b"}, {"y", "y_h"}, "gru");
+  OnnxModelBuilder::IntAttr(node, "hidden_size", 1);
+  OnnxModelBuilder::IntAttr(node, "linear_before_reset", 1);
+  OnnxModelBuilder::FloatAttr(node, "clip", 0.5f);
+  OnnxModelBuilder::StringAttr(node, "direction", "reverse");
+  auto out = RunAll(b.Bytes(), {Floats({2, 1, 1}, {1.0, -2.0})});
+  ASSERT_EQ(out.size(), 2u);
+  auto clip = [](double v) { return std::clamp(v, -0.5, 0.5); };
+  auto step = [&](double x, double h) {
+    double z = Sigmoid(clip(0.6 * x + 0.3 * h + 0.1 + 0.05));
+    double r = Sigmoid(clip(-0.4 * x + 0.7 * h + 0.2 - 0.05));
+    double candidate = std::tanh(clip(0.9 * x + r * (-0.5 * h + 0.3) - 0.1));
+    return (1 - z) * candidate + z * h;
+  };
+  double h_at_1 = step(-2.0, 0.0);  // the reverse direction starts at the last step
+  double h_at_0 = step(1.0, h_at_1);
+  ExpectNear(out[0], {h_at_0, h_at_1});
+  ExpectNear(out[1], {h_at_0});
+}
+
+// An LSTM over a batch of two whose second sequence is one step long: past its length its
+// state stays and its Y rows are zero. The forget gate is coupled (input_forget: f = 1 - i), the
+// gates use HardSigmoid(0.3, 0.4) and the output Softsign.
+TEST(RecurrentOpsTest, LstmMasksStepsPastEachSequenceLength) {
+  OnnxModelBuilder b;
+  b.Input("x", {2, 2, 1}).Input("lens", {2}, onnx::TensorProto::INT32);
+  b.Output("y").Output("y_h").Output("y_c");
+  b.FloatInitializer("w", {1, 4, 1}, {0.5f, -0.6f, 0.0f, 0.8f});  // i, o, f, c
+  b.FloatInitializer("r", {1, 4, 1}, {0.1f, 0.2f, 0.0f, -0.3f});
+  onnx::NodeProto& node = b.Node("LSTM", {"x", "w", "r", "", "lens"}, {"y", "y_h", "y_c"}, "lstm");
+  OnnxModelBuilder::IntAttr(node, "hidden_size", 1);
+  OnnxModelBuilder::IntAttr(node, "input_forget", 1);
+  OnnxModelBuilder::StringsAttr(node, "activations", {"HardSigmoid", "Tanh", "Softsign"});
+  OnnxModelBuilder::FloatsAttr(node, "activation_alpha", {0.3f});
+  OnnxModelBuilder::FloatsAttr(node, "activation_beta", {0.4f});
+  auto out = RunAll(b.Bytes(), {Floats({2, 2, 1}, {1.0, -1.0, 0.5, 2.0}),
+                                loop::HostTensor::FromDoubles(DataType::kInt32, {2}, {2, 1})});
+  ASSERT_EQ(out.size(), 3u);
+  auto f = [](double v) { return std::clamp(0.3 * v + 0.4, 0.0, 1.0); };
+  auto softsign = [](double v) { return v / (1 + std::abs(v)); };
+  struct State {
+    double h, c;
+  };
+  auto step = [&](double x, State s) {
+    double i = f(0.5 * x + 0.1 * s.h);
+    double c = (1 - i) * s.c + i * std::tanh(0.8 * x - 0.3 * s.h);
+    double o = f(-0.6 * x + 0.2 * s.h);
+    return State{o * softsign(c), c};
+  };
+  // X is [step, batch, 1]: batch 0 sees 1.0 then 0.5, batch 1 sees -1.0 only.
+  State a1 = step(1.0, {0, 0}), a2 = step(0.5, a1);
+  State b1 = step(-1.0, {0, 0});
+  ExpectNear(out[0], {a1.h, b1.h, a2.h, 0.0});
+  ExpectNear(out[1], {a2.h, b1.h});
+  ExpectNear(out[2], {a2.c, b1.c});
+}
+
+CompileFailure FailToImport(const std::string& model) {
+  CompileFailure failure;
+  CompileOptions options;
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(model, options, &failure);
+  EXPECT_FALSE(compiled.ok());
+  return failure;
+}
+
+// A sequence length the importer would unroll past its bound, and an activation ONNX does not
+// define, are errors naming the node.
+TEST(RecurrentOpsTest, UnrollBoundAndUnknownActivationAreErrors) {
+  {
+    OnnxModelBuilder b;
+    b.Input("x", {5000, 1, 1}).Input("w", {1, 1, 1}).Input("r", {1, 1, 1}).Output("y");
+    b.Node("RNN", {"x", "w", "r"}, {"y"}, "long_rnn");
+    CompileFailure failure = FailToImport(b.Bytes());
+    EXPECT_THAT(failure.status.message(), HasSubstr("long_rnn"));
+    EXPECT_THAT(failure.status.message(), HasSubstr("4096"));
+  }
+  {
+    OnnxModelBuilder b;
+    b.Input("x", {1, 1, 1}).Input("w", {1, 1, 1}).Input("r", {1, 1, 1}).Output("y");
+    onnx::NodeProto& node = b.Node("RNN", {"x", "w", "r"}, {"y"}, "odd_rnn");
+    OnnxModelBuilder::StringsAttr(node, "activations", {"Swish"});
+    CompileFailure failure = FailToImport(b.Bytes());
+    EXPECT_THAT(failure.status.message(), HasSubstr("odd_rnn"));
+    EXPECT_THAT(failure.status.message(), HasSubstr("activation 'Swish'"));
+  }
+}
+
+}  // namespace
+}  // namespace kiln::driver
