@@ -14,6 +14,8 @@ const ConverterTable& ConverterTable::Builtin() {
     RegisterTransformConverters(*t);
     RegisterQuantizeConverters(*t);
     RegisterRecurrentConverters(*t);
+    RegisterEinsumConverter(*t);
+    RegisterGridSampleConverter(*t);
     return t;
   }();
   return *table;

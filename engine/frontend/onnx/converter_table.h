@@ -29,5 +29,7 @@ void RegisterReduceConverters(ConverterTable& table);       // reduce_converters
 void RegisterTransformConverters(ConverterTable& table);    // transform_converters.cc
 void RegisterQuantizeConverters(ConverterTable& table);     // quantize_converters.cc
 void RegisterRecurrentConverters(ConverterTable& table);    // recurrent_converters.cc
+void RegisterEinsumConverter(ConverterTable& table);        // einsum_converter.cc
+void RegisterGridSampleConverter(ConverterTable& table);    // grid_sample_converter.cc
 
 }  // namespace kiln::onnx_frontend

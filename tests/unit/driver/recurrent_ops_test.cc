@@ -11,6 +11,7 @@
 
 #include "engine/driver/driver.h"
 #include "engine/driver/run_model.h"
+#include "tests/unit/driver/run_all_backends.h"
 #include "tests/unit/frontend/onnx_builder.h"
 
 namespace kiln::driver {
@@ -20,37 +21,6 @@ using testing::OnnxModelBuilder;
 using ::testing::HasSubstr;
 
 double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
-
-// Every output of `model` on `inputs` through the interpreter, after checking native code
-// computes the same within float rounding.
-std::vector<std::vector<double>> RunAll(const std::string& model,
-                                        const std::vector<loop::HostTensor>& inputs) {
-  CompileOptions options;
-  options.codegen = HostCodegenOptions();
-  absl::StatusOr<CompileResult> compiled = CompileOnnx(model, options);
-  EXPECT_TRUE(compiled.ok()) << compiled.status();
-  if (!compiled.ok()) return {};
-  std::vector<std::vector<std::vector<double>>> results;
-  for (bool native : {false, true}) {
-    ModelTensors tensors = MakeModelTensors(*compiled);
-    std::vector<loop::HostTensor*> in, out;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      tensors.inputs[i] = inputs[i];
-      in.push_back(&tensors.inputs[i]);
-    }
-    for (loop::HostTensor& t : tensors.outputs) out.push_back(&t);
-    absl::Status ran = native ? RunNative(*compiled, in, out) : RunModel(*compiled, in, out);
-    EXPECT_TRUE(ran.ok()) << ran;
-    std::vector<std::vector<double>> values;
-    for (loop::HostTensor& t : tensors.outputs) values.push_back(t.ToDoubles());
-    results.push_back(values);
-  }
-  for (size_t o = 0; o < results[0].size(); ++o) {
-    EXPECT_THAT(results[1][o], ::testing::Pointwise(::testing::DoubleNear(1e-6), results[0][o]))
-        << "output " << o;
-  }
-  return results[0];
-}
 
 loop::HostTensor Floats(std::vector<int64_t> shape, std::vector<double> values) {
   return loop::HostTensor::FromDoubles(DataType::kFloat32, shape, values);

@@ -1,0 +1,58 @@
+// Runs an ONNX model through both backends for the operator tests: every output through the
+// interpreter, after checking native code computes the same within float rounding (1e-6
+// relative).
+#pragma once
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/driver/driver.h"
+#include "engine/driver/run_model.h"
+
+namespace kiln::driver {
+
+// Every output of `model` on `inputs` through the interpreter, after checking native code
+// computes the same within float rounding.
+inline std::vector<std::vector<double>> RunAll(const std::string& model,
+                                        const std::vector<loop::HostTensor>& inputs) {
+  CompileOptions options;
+  options.codegen = HostCodegenOptions();
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(model, options);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  if (!compiled.ok()) return {};
+  std::vector<std::vector<std::vector<double>>> results;
+  for (bool native : {false, true}) {
+    ModelTensors tensors = MakeModelTensors(*compiled);
+    std::vector<loop::HostTensor*> in, out;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      tensors.inputs[i] = inputs[i];
+      in.push_back(&tensors.inputs[i]);
+    }
+    for (loop::HostTensor& t : tensors.outputs) out.push_back(&t);
+    absl::Status ran = native ? RunNative(*compiled, in, out) : RunModel(*compiled, in, out);
+    EXPECT_TRUE(ran.ok()) << ran;
+    std::vector<std::vector<double>> values;
+    for (loop::HostTensor& t : tensors.outputs) values.push_back(t.ToDoubles());
+    results.push_back(values);
+  }
+  for (size_t o = 0; o < results[0].size(); ++o) {
+    EXPECT_EQ(results[1][o].size(), results[0][o].size()) << "output " << o;
+    for (size_t i = 0; i < std::min(results[0][o].size(), results[1][o].size()); ++i) {
+      double expected = results[0][o][i];
+      if (std::isnan(expected)) {
+        EXPECT_TRUE(std::isnan(results[1][o][i])) << "output " << o << ", element " << i;
+        continue;
+      }
+      EXPECT_NEAR(results[1][o][i], expected, 1e-6 * std::max(1.0, std::abs(expected)))
+          << "output " << o << ", element " << i;
+    }
+  }
+  return results[0];
+}
+
+}  // namespace kiln::driver
