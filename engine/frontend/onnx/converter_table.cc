@@ -16,6 +16,7 @@ const ConverterTable& ConverterTable::Builtin() {
     RegisterRecurrentConverters(*t);
     RegisterEinsumConverter(*t);
     RegisterGridSampleConverter(*t);
+    RegisterSequenceConverters(*t);
     return t;
   }();
   return *table;

@@ -31,5 +31,6 @@ void RegisterQuantizeConverters(ConverterTable& table);     // quantize_converte
 void RegisterRecurrentConverters(ConverterTable& table);    // recurrent_converters.cc
 void RegisterEinsumConverter(ConverterTable& table);        // einsum_converter.cc
 void RegisterGridSampleConverter(ConverterTable& table);    // grid_sample_converter.cc
+void RegisterSequenceConverters(ConverterTable& table);     // sequence_converters.cc
 
 }  // namespace kiln::onnx_frontend
