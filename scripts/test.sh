@@ -94,7 +94,8 @@ if [[ "${KILN_SKIP_CONFORMANCE:-0}" != 1 ]]; then
     echo "== conformance (kiln-conformance --backend=$backend, -j$JOBS)"
     conformance_log="$BUILD/logs/conformance-$backend.log"
     if "$BUILD/tools/kiln-conformance/kiln-conformance" --jobs "$JOBS" --backend "$backend" \
-        --expected "$expected" --json "$BUILD/logs/conformance-$backend.json" \
+        --expected "$expected" --tolerances "$ROOT/tests/conformance/tolerances.txt" \
+        --json "$BUILD/logs/conformance-$backend.json" \
         >"$conformance_log" 2>&1; then
       sed -n '/^failures by stage:/,$p' "$conformance_log"
     else

@@ -6,6 +6,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
 "$BUILD/tools/kiln-conformance/kiln-conformance" --jobs "${KILN_JOBS:-2}" --backend native \
-  --record "$ROOT/tests/conformance/native_expected.txt" | tail -12
+  --tolerances "$ROOT/tests/conformance/tolerances.txt" --record "$ROOT/tests/conformance/native_expected.txt" | tail -12
 "$BUILD/tools/kiln-conformance/kiln-conformance" --jobs "${KILN_JOBS:-2}" --backend interp \
-  --record "$ROOT/tests/conformance/interpreter_expected.txt" | tail -12
+  --tolerances "$ROOT/tests/conformance/tolerances.txt" --record "$ROOT/tests/conformance/interpreter_expected.txt" | tail -12

@@ -16,6 +16,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ ABSL_FLAG(std::string, expected, "",
 ABSL_FLAG(std::string, record, "", "write the names of the passing cases to this file");
 ABSL_FLAG(double, rtol, 1e-5, "relative tolerance for floating-point outputs");
 ABSL_FLAG(double, atol, 1e-5, "absolute tolerance for floating-point outputs");
+ABSL_FLAG(std::string, tolerances, "",
+          "file of per-case tolerances: lines '<suite/test> <rtol> <atol> # why', for cases "
+          "whose expected data is known to be imprecise (tests/conformance/tolerances.txt)");
 ABSL_FLAG(std::string, backend, "native",
           "how cases run: native (LLVM code for this machine, loaded with LLJIT) or interp (the "
           "loop-IR interpreter)");
@@ -54,6 +58,33 @@ struct Case {
   std::string name;  // suite/test
   fs::path dir;
 };
+
+// The per-case tolerances of `path` (see --tolerances). Every line needs its reason after '#':
+// a looser tolerance is a claim about the test's data, and the file is where it is argued.
+bool ReadTolerances(const std::string& path,
+                    std::map<std::string, kiln::conformance::Tolerance>* out, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    *error = "cannot read " + path;
+    return false;
+  }
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    size_t hash = line.find('#');
+    std::string fields = line.substr(0, hash);
+    if (fields.find_first_not_of(" \t") == std::string::npos) continue;
+    std::istringstream parts(fields);
+    std::string name;
+    kiln::conformance::Tolerance tolerance;
+    if (!(parts >> name >> tolerance.rtol >> tolerance.atol) || hash == std::string::npos ||
+        line.find_first_not_of(" \t", hash + 1) == std::string::npos) {
+      *error = path + ":" + std::to_string(number) + ": expected '<suite/test> <rtol> <atol> # why'";
+      return false;
+    }
+    (*out)[name] = tolerance;
+  }
+  return true;
+}
 
 std::vector<Case> FindCases(const fs::path& root, const std::string& filter) {
   std::regex pattern(filter.empty() ? ".*" : filter);
@@ -105,6 +136,19 @@ int main(int argc, char** argv) {
     return 1;
   }
   kiln::conformance::Tolerance tolerance{absl::GetFlag(FLAGS_rtol), absl::GetFlag(FLAGS_atol)};
+  std::map<std::string, kiln::conformance::Tolerance> overrides;
+  if (!absl::GetFlag(FLAGS_tolerances).empty()) {
+    std::string error;
+    if (!ReadTolerances(absl::GetFlag(FLAGS_tolerances), &overrides, &error)) {
+      std::cerr << "kiln-conformance: " << error << "\n";
+      return 1;
+    }
+  }
+  std::map<fs::path, kiln::conformance::Tolerance> tolerance_of_dir;
+  for (const Case& c : cases) {
+    auto it = overrides.find(c.name);
+    tolerance_of_dir[c.dir] = it == overrides.end() ? tolerance : it->second;
+  }
   kiln::conformance::IsolationLimits limits;
   limits.jobs = absl::GetFlag(FLAGS_jobs);
   limits.timeout = std::chrono::seconds(absl::GetFlag(FLAGS_timeout));
@@ -114,7 +158,9 @@ int main(int argc, char** argv) {
   std::vector<CaseOutcome> outcomes(cases.size());
   kiln::conformance::RunIsolated(
       dirs, limits,
-      [&](const fs::path& dir) { return kiln::conformance::RunCase(dir, tolerance, backend); },
+      [&](const fs::path& dir) {
+        return kiln::conformance::RunCase(dir, tolerance_of_dir.at(dir), backend);
+      },
       [&](size_t index, const CaseOutcome& outcome) {
         outcomes[index] = outcome;
         std::cout << (outcome.stage == Stage::kPassed ? "PASS " : "FAIL ") << cases[index].name;

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/frontend/onnx/scalar_tensors.h"
 #include "engine/frontend/onnx/shape_folding.h"
 #include "engine/frontend/onnx/transform_converters.h"
 #include "engine/ir/dtype_dispatch.h"
@@ -175,9 +176,27 @@ absl::StatusOr<TensorData> RangeData(const ConvertContext& ctx, DataType dtype, 
   return VectorData(dtype, values);
 }
 
+// Input `i` of a Range as a constant scalar: a constant, a graph input whose value the caller
+// fixed, or a cast of either (the window functions' bodies cast their size input), else null.
+TensorData ScalarBound(ConvertContext& ctx, size_t i) {
+  if (TensorData data = ctx.ConstantInput(i)) return data;
+  const auto* call = ctx.HasInput(i) ? ctx.Input(i)->as<CallNode>() : nullptr;
+  const auto* op = call ? call->op.as<OpNode>() : nullptr;
+  if (op == nullptr || op->name != "cast" || call->args.size() != 1) return nullptr;
+  TensorData source;
+  if (const auto* constant = call->args[0].as<ConstantNode>()) source = constant->data;
+  if (const auto* var = call->args[0].as<VarNode>()) {
+    auto it = ctx.options().input_values.find(var->name_hint);
+    if (it != ctx.options().input_values.end()) source = it->second;
+  }
+  std::optional<double> value = source ? ScalarValue(source) : std::nullopt;
+  const auto* type = call->checked_type.as<TensorTypeNode>();
+  if (!value || type == nullptr) return nullptr;
+  return ScalarTensor(type->dtype, *value);
+}
+
 absl::StatusOr<std::vector<Expr>> ConvertRange(ConvertContext& ctx) {
-  TensorData start = ctx.ConstantInput(0), limit = ctx.ConstantInput(1),
-             delta = ctx.ConstantInput(2);
+  TensorData start = ScalarBound(ctx, 0), limit = ScalarBound(ctx, 1), delta = ScalarBound(ctx, 2);
   if (!start || !limit || !delta) {
     KILN_ASSIGN_OR_RETURN(Expr s, ctx.Input(0));
     KILN_ASSIGN_OR_RETURN(Expr l, ctx.Input(1));

@@ -14,6 +14,7 @@ template <const char* kOp>
 absl::StatusOr<std::vector<Expr>> ConvertUnary(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call(kOp, {x}));
+  KILN_ASSIGN_OR_RETURN(out, FoldShapeArithmetic(ctx, out));  // Neg, Abs of shape values
   return std::vector<Expr>{out};
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -180,7 +181,8 @@ bool IsBinary(std::string_view op) {
 bool IsSupported(std::string_view op) {
   if (IsBinary(op)) return true;
   for (std::string_view name : {"shape_of", "where", "cast", "take", "concatenate", "expand_dims",
-                                "squeeze", "reshape", "strided_slice", "broadcast_to"}) {
+                                "squeeze", "reshape", "strided_slice", "broadcast_to", "negative",
+                                "abs"}) {
     if (op == name) return true;
   }
   return false;
@@ -213,6 +215,18 @@ Result Evaluate(std::string_view op, const AttrsNode& attrs, const std::vector<S
   }
   if (op == "cast" || op == "expand_dims" || op == "squeeze" || op == "reshape") {
     for (const ShapeElement& e : args[0].elements) out.elements.push_back(Narrow(e, dtype));
+    return out;
+  }
+  if (op == "negative" || op == "abs") {  // LayerNormalization's body negates its axis
+    for (const ShapeElement& e : args[0].elements) {
+      if (!e.known) {
+        out.elements.push_back(Unknown());
+      } else if (e.value == std::numeric_limits<int64_t>::min()) {
+        return absl::InvalidArgumentError("negating the smallest int64 overflows");
+      } else {
+        out.elements.push_back(Known(op == "negative" || e.value < 0 ? -e.value : e.value));
+      }
+    }
     return out;
   }
   const ShapeTensor& data = args[0];
@@ -308,6 +322,12 @@ Result EvaluateAt(const Expr& expr, int depth) {
 
 absl::StatusOr<std::optional<ShapeTensor>> EvaluateShapeValue(const Expr& expr) {
   return EvaluateAt(expr, 0);
+}
+
+absl::StatusOr<std::optional<ShapeTensor>> EvaluateShapeInput(const ConvertContext& ctx, size_t i) {
+  if (TensorData fixed = ctx.ConstantInput(i)) return FromConstant(fixed);
+  KILN_ASSIGN_OR_RETURN(Expr input, ctx.Input(i));
+  return EvaluateShapeValue(input);
 }
 
 absl::StatusOr<Expr> FoldShapeArithmetic(ConvertContext& ctx, const Expr& call) {

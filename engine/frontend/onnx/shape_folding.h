@@ -43,12 +43,16 @@ struct ShapeTensor {
 
 // What import-time shape arithmetic knows of `expr`: small integer and bool
 // constants, shape_of of any tensor (static dims known, symbolic ones by
-// name), and add, subtract, multiply, divide, floor_mod, mod, maximum,
+// name), and negative, abs, add, subtract, multiply, divide, floor_mod, mod, maximum,
 // minimum, equal, less, greater, where, cast, take, concatenate, expand_dims,
 // squeeze, reshape, strided_slice and broadcast_to of such values. nullopt for
 // anything else or when too large; an error for index out of range or
 // division by zero on known values.
 absl::StatusOr<std::optional<ShapeTensor>> EvaluateShapeValue(const Expr& expr);
+
+// The same for input `i` of the node `ctx` converts, which may also be a graph input whose
+// value the caller fixed (OnnxImportOptions::input_values).
+absl::StatusOr<std::optional<ShapeTensor>> EvaluateShapeInput(const ConvertContext& ctx, size_t i);
 
 // `call` (typed, made by ctx.Call) or, when EvaluateShapeValue knows all of
 // it, a constant with the node's span.

@@ -164,8 +164,7 @@ absl::StatusOr<std::vector<Expr>> ConvertReshape(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
   std::vector<ShapeElement> target;
   if (ctx.HasInput(1)) {
-    KILN_ASSIGN_OR_RETURN(Expr shape, ctx.Input(1));
-    auto value = EvaluateShapeValue(shape);
+    auto value = EvaluateShapeInput(ctx, 1);
     if (!value.ok()) return ctx.Error(value.status().message());
     if (!*value || (*value)->shape.size() != 1) {
       return ctx.Error(
@@ -358,8 +357,7 @@ absl::StatusOr<std::vector<Expr>> ConvertUnsqueeze(ConvertContext& ctx) {
 absl::StatusOr<std::vector<Expr>> ConvertExpand(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
-  KILN_ASSIGN_OR_RETURN(Expr shape, ctx.Input(1));
-  auto value = EvaluateShapeValue(shape);
+  auto value = EvaluateShapeInput(ctx, 1);
   if (!value.ok()) return ctx.Error(value.status().message());
   if (!*value || (*value)->shape.size() != 1) {
     return ctx.Error(
