@@ -8,10 +8,12 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/frontend/onnx/control_flow.h"
 #include "engine/frontend/onnx/converter_table.h"
 #include "engine/frontend/onnx/function_expansion.h"
 #include "engine/support/request_limits.h"
@@ -138,17 +140,30 @@ class GraphImporter {
     return options_.span_filling ? MakeSpan(ValidUtf8(name)) : Span();
   }
 
-  absl::Status CheckSupported() const {
+  // The unsupported op types of `graph`'s nodes and of the subgraphs of its control flow.
+  void CollectUnsupported(const onnx::GraphProto& graph, std::map<std::string, int>* unsupported,
+                          int depth) const {
     const ConverterTable& table = ConverterTable::Builtin();
-    std::map<std::string, int> unsupported;
-    for (const onnx::NodeProto& node : graph_.node()) {
+    for (const onnx::NodeProto& node : graph.node()) {
       if (!IsDefaultDomain(node.domain())) {
-        ++unsupported[absl::StrCat(node.domain(), ".", node.op_type())];
+        ++(*unsupported)[absl::StrCat(node.domain(), ".", node.op_type())];
+      } else if (onnx_frontend::IsControlFlowOp(node.op_type())) {
+        if (depth >= kMaxFunctionDepth) continue;  // Convert reports the nesting
+        for (const onnx::AttributeProto& attr : node.attribute()) {
+          if (attr.type() == onnx::AttributeProto::GRAPH) {
+            CollectUnsupported(attr.g(), unsupported, depth + 1);
+          }
+        }
       } else if (table.Find(node.op_type()) == nullptr &&
                  !onnx_frontend::HasFunctionBody(node.op_type(), opset_)) {
-        ++unsupported[node.op_type()];
+        ++(*unsupported)[node.op_type()];
       }
     }
+  }
+
+  absl::Status CheckSupported() const {
+    std::map<std::string, int> unsupported;
+    CollectUnsupported(graph_, &unsupported, 0);
     if (unsupported.empty()) return absl::OkStatus();
     std::vector<std::string> parts;
     for (const auto& [op, count] : unsupported) parts.push_back(absl::StrCat(op, " (x", count, ")"));
@@ -204,6 +219,22 @@ class GraphImporter {
                         node.op_type(), ")");
   }
 
+  // The names `node`'s subgraphs read that `producer` (the enclosing graph's nodes) makes.
+  static void CollectSubgraphReads(const onnx::NodeProto& node,
+                                   const std::unordered_map<std::string, int>& producer,
+                                   std::vector<std::string>* reads, int depth) {
+    if (depth >= kMaxFunctionDepth) return;
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.type() != onnx::AttributeProto::GRAPH) continue;
+      for (const onnx::NodeProto& inner : attr.g().node()) {
+        for (const std::string& in : inner.input()) {
+          if (producer.count(in)) reads->push_back(in);
+        }
+        CollectSubgraphReads(inner, producer, reads, depth + 1);
+      }
+    }
+  }
+
   // Kahn's algorithm: an order in which every node follows its producers, or
   // an error for an undefined input or a cycle.
   absl::StatusOr<std::vector<int>> DependencyOrder() const {
@@ -227,7 +258,10 @@ class GraphImporter {
     std::vector<int> pending(n, 0);
     std::vector<std::vector<int>> consumers(n);
     for (int i = 0; i < n; ++i) {
-      for (const std::string& in : graph_.node(i).input()) {
+      // A control-flow node also depends on the outer values its subgraphs read.
+      std::vector<std::string> reads(graph_.node(i).input().begin(), graph_.node(i).input().end());
+      CollectSubgraphReads(graph_.node(i), producer, &reads, 0);
+      for (const std::string& in : reads) {
         if (in.empty() || values_.count(in)) continue;
         auto it = producer.find(in);
         if (it == producer.end()) {
@@ -304,9 +338,23 @@ class GraphImporter {
       inputs.push_back(name.empty() ? Expr() : values_.at(name));
     }
     onnx_frontend::Converter converter = ConverterTable::Builtin().Find(node.op_type());
-    if (converter == nullptr) return ExpandFunction(node, index, opset, span, depth, inputs);
+    const bool control_flow = IsDefaultDomain(node.domain()) && onnx_frontend::IsControlFlowOp(node.op_type());
+    if (converter == nullptr && !control_flow) {
+      return ExpandFunction(node, index, opset, span, depth, inputs);
+    }
     ConvertContext ctx(node, index, opset, span, std::move(inputs), options_);
-    KILN_ASSIGN_OR_RETURN(std::vector<Expr> outputs, converter(ctx));
+    std::vector<Expr> outputs;
+    if (control_flow) {
+      if (depth >= kMaxFunctionDepth) {
+        return ctx.Error(absl::StrCat("control flow nests more than ", kMaxFunctionDepth, " deep"));
+      }
+      auto run = [&](const onnx::GraphProto& body, const std::vector<Expr>& body_inputs) {
+        return RunSubgraph(body, body_inputs, index, opset, span, depth + 1, ctx);
+      };
+      KILN_ASSIGN_OR_RETURN(outputs, onnx_frontend::ConvertControlFlow(ctx, run));
+    } else {
+      KILN_ASSIGN_OR_RETURN(outputs, converter(ctx));
+    }
     for (int k = 0; k < node.output_size(); ++k) {
       if (node.output(k).empty()) continue;
       if (k >= static_cast<int>(outputs.size()) || !outputs[k]) {
@@ -323,6 +371,59 @@ class GraphImporter {
       values_[node.output(k)] = outputs[k];
     }
     return absl::OkStatus();
+  }
+
+  // A subgraph of a control-flow node converted once: its inputs bound, its nodes converted in
+  // order with the node's span (the enclosing values visible), its outputs returned. The names
+  // it binds are restored afterwards, so an unrolled body may run again.
+  absl::StatusOr<std::vector<Expr>> RunSubgraph(const onnx::GraphProto& body,
+                                                const std::vector<Expr>& inputs, int index,
+                                                int64_t opset, const Span& span, int depth,
+                                                const ConvertContext& ctx) {
+    if (body.input_size() != static_cast<int>(inputs.size())) {
+      return ctx.Error(absl::StrCat("a subgraph takes ", body.input_size(), " inputs, given ",
+                                    inputs.size()));
+    }
+    if (body.initializer_size() > 0 || body.sparse_initializer_size() > 0) {
+      return ctx.Error("subgraph initializers are not supported (use Constant nodes)");
+    }
+    std::vector<std::pair<std::string, std::optional<Expr>>> saved;
+    auto save = [&](const std::string& name) {
+      auto it = values_.find(name);
+      saved.emplace_back(name, it == values_.end() ? std::nullopt : std::optional<Expr>(it->second));
+    };
+    auto restore = [&] {
+      for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+        if (it->second) {
+          values_[it->first] = *it->second;
+        } else {
+          values_.erase(it->first);
+        }
+      }
+    };
+    absl::StatusOr<std::vector<Expr>> result = [&]() -> absl::StatusOr<std::vector<Expr>> {
+      for (int k = 0; k < body.input_size(); ++k) {
+        save(body.input(k).name());
+        values_[body.input(k).name()] = inputs[k];
+      }
+      for (const onnx::NodeProto& inner : body.node()) {
+        for (const std::string& out : inner.output()) {
+          if (!out.empty()) save(out);
+        }
+        KILN_RETURN_IF_ERROR(Convert(inner, index, opset, span, depth));
+      }
+      std::vector<Expr> outputs;
+      for (const onnx::ValueInfoProto& output : body.output()) {
+        auto it = values_.find(output.name());
+        if (it == values_.end()) {
+          return ctx.Error(absl::StrCat("subgraph output '", output.name(), "' is not produced"));
+        }
+        outputs.push_back(it->second);
+      }
+      return outputs;
+    }();
+    restore();
+    return result;
   }
 
   // A node whose op has no converter but an ONNX function body (function_expansion.h): the
