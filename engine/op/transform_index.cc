@@ -102,6 +102,21 @@ absl::StatusOr<Type> GatherNdRelation(const TypeRelationInput& in) {
 
 // ---- scatters ------------------------------------------------------------------
 
+// How a scatter's updates combine with the data they land on (ONNX's `reduction`).
+std::string CheckScatterReduction(const AttrValue& value) {
+  const std::string& r = value.get<std::string>();
+  return r == "none" || r == "add" || r == "mul" || r == "max" || r == "min"
+             ? ""
+             : "must be none, add, mul, max or min";
+}
+
+AttrField ScatterReductionAttr() {
+  return {"reduction", AttrKind::kString, AttrValue(std::string("none")),
+          "none: the last update wins; add, mul, max, min: every update landing on an element "
+          "combined with it",
+          CheckScatterReduction};
+}
+
 absl::StatusOr<Type> ScatterElementsRelation(const TypeRelationInput& in) {
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* data, TensorArg(in, 0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* indices, TensorArg(in, 1));
@@ -289,13 +304,15 @@ void RegisterIndexOps(OpRegistry& registry) {
     OpEntry entry = Entry("scatter_elements", P::kOpaque, 3,
                           "data with updates written at indices along an axis (last write "
                           "wins)");
-    entry.attrs = {{"axis", AttrKind::kInt, AttrValue(0), "the indexed axis", nullptr}};
+    entry.attrs = {{"axis", AttrKind::kInt, AttrValue(0), "the indexed axis", nullptr},
+                   ScatterReductionAttr()};
     entry.relation = ScatterElementsRelation;
     registry.Register(std::move(entry));
   }
   {
     OpEntry entry =
         Entry("scatter_nd", P::kOpaque, 3, "data with slices replaced at the addresses in indices");
+    entry.attrs = {ScatterReductionAttr()};
     entry.relation = ScatterNdRelation;
     registry.Register(std::move(entry));
   }

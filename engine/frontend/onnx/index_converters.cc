@@ -38,32 +38,35 @@ absl::StatusOr<std::vector<Expr>> ConvertGatherND(ConvertContext& ctx) {
   return Outputs(out);
 }
 
-// Opset 16 added reductions to the scatters; only plain replacement is here.
-absl::Status CheckNoReduction(const ConvertContext& ctx) {
+// Opset 16 added reductions to the scatters (add, mul; 18: max, min).
+absl::StatusOr<std::string> ScatterReduction(const ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::string reduction, ctx.StringAttr("reduction", "none"));
-  if (reduction != "none") {
-    return ctx.Error(absl::StrCat("reduction '", reduction, "' is not supported (only 'none')"));
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
+      reduction != "min") {
+    return ctx.Error(absl::StrCat("attribute 'reduction' is '", reduction,
+                                  "', expected none, add, mul, max or min"));
   }
-  return absl::OkStatus();
+  return reduction;
 }
 
 absl::StatusOr<std::vector<Expr>> ConvertScatterElements(ConvertContext& ctx) {
-  KILN_RETURN_IF_ERROR(CheckNoReduction(ctx));
+  KILN_ASSIGN_OR_RETURN(std::string reduction, ScatterReduction(ctx));
   KILN_ASSIGN_OR_RETURN(Expr data, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(Expr indices, ctx.Input(1));
   KILN_ASSIGN_OR_RETURN(Expr updates, ctx.Input(2));
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 0));
   KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("scatter_elements", {data, indices, updates},
-                                           MakeAttrs({{"axis", axis}})));
+                                           MakeAttrs({{"axis", axis}, {"reduction", reduction}})));
   return Outputs(out);
 }
 
 absl::StatusOr<std::vector<Expr>> ConvertScatterND(ConvertContext& ctx) {
-  KILN_RETURN_IF_ERROR(CheckNoReduction(ctx));
+  KILN_ASSIGN_OR_RETURN(std::string reduction, ScatterReduction(ctx));
   KILN_ASSIGN_OR_RETURN(Expr data, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(Expr indices, ctx.Input(1));
   KILN_ASSIGN_OR_RETURN(Expr updates, ctx.Input(2));
-  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("scatter_nd", {data, indices, updates}));
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("scatter_nd", {data, indices, updates},
+                                           MakeAttrs({{"reduction", reduction}})));
   return Outputs(out);
 }
 

@@ -111,6 +111,32 @@ ComputeResult GatherNdCompute(const ComputeInput& in) {
 
 // ---- scatters ------------------------------------------------------------------
 
+// The updates landing on one element under `reduction` (add, mul, max, min): a sum, product,
+// maximum or minimum over `axes` where `condition` holds (none landing: the reduction's
+// identity, which leaves the data as it is).
+te::ComputeBody ScatterReduce(const std::string& reduction, PrimExpr value,
+                              std::vector<IterVar> axes, PrimExpr condition) {
+  if (reduction == "add") return te::Sum(value, std::move(axes), condition);
+  if (reduction == "mul") return te::Prod(value, std::move(axes), condition);
+  if (reduction == "max") return te::Max(value, std::move(axes), condition);
+  return te::Min(value, std::move(axes), condition);
+}
+
+// data combined elementwise with the reduced updates.
+Tensor CombineScatter(const std::string& name, const std::string& reduction, const Tensor& data,
+                      const Tensor& combined, const std::vector<int64_t>& shape) {
+  return te::Compute(
+      name, shape, {data, combined},
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<PrimExpr> p = AsExprs(i);
+        if (reduction == "add") return data(p) + combined(p);
+        if (reduction == "mul") return data(p) * combined(p);
+        if (reduction == "max") return loop::Max(data(p), combined(p));
+        return loop::Min(data(p), combined(p));
+      },
+      "injective");
+}
+
 // out[p] = updates[u] for the last update position u whose target is p, else
 // data[p]. A first stage finds that position (or a negative value when no
 // update targets p); the second selects.
@@ -150,6 +176,22 @@ ComputeResult ScatterElementsCompute(const ComputeInput& in) {
                                         [](const std::vector<PrimExpr>& p) { return p; }));
   }
   IterVar k = te::ReduceAxis(candidates, "k");
+  const std::string& reduction = StringAttr(in.attrs, "reduction");
+  if (reduction != "none") {
+    // Every update landing on p, combined (a reduction over the candidates), then with data.
+    Tensor combined = te::Compute(
+        "T_scatter_elements_combined", result.shape, {indices, updates},
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          std::vector<PrimExpr> p = AsExprs(i);
+          std::vector<PrimExpr> conditions;
+          std::vector<PrimExpr> u = update_point(p, k->var, &conditions);
+          conditions.push_back(loop::Equal(compute::NormalizeIndex(indices(u), extent), p[axis]));
+          return ScatterReduce(reduction, updates(u), {k}, compute::AllOf(conditions));
+        },
+        "reduce");
+    return compute::One(CombineScatter("T_scatter_elements", reduction, data, combined,
+                                       result.shape));
+  }
   Tensor source = te::Compute(
       "T_scatter_elements_source", result.shape, {indices},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
@@ -188,6 +230,27 @@ ComputeResult ScatterNdCompute(const ComputeInput& in) {
   }
   std::vector<int64_t> addressed(data.shape().begin(), data.shape().begin() + m);
   IterVar r = te::ReduceAxis(rows, "r");
+  const std::string& reduction = StringAttr(in.attrs, "reduction");
+  if (reduction != "none") {
+    // Every update row addressing p[:m], combined (a reduction over the rows), then with data.
+    Tensor combined = te::Compute(
+        "T_scatter_nd_combined", result.shape, {indices, updates},
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          std::vector<PrimExpr> row = compute::Unravel(r->var, rows_shape);
+          std::vector<PrimExpr> matches;
+          for (int64_t j = 0; j < m; ++j) {
+            std::vector<PrimExpr> at = row;
+            at.push_back(Index(j));
+            matches.push_back(
+                loop::Equal(compute::NormalizeIndex(indices(at), data.shape()[j]), i[j]));
+          }
+          std::vector<PrimExpr> u = row;
+          for (size_t d = m; d < i.size(); ++d) u.push_back(i[d]);
+          return ScatterReduce(reduction, updates(u), {r}, compute::AllOf(matches));
+        },
+        "reduce");
+    return compute::One(CombineScatter("T_scatter_nd", reduction, data, combined, result.shape));
+  }
   Tensor source = te::Compute(
       "T_scatter_nd_source", addressed, {indices},
       [&](const std::vector<Var>& i) -> te::ComputeBody {

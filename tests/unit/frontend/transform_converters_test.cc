@@ -541,10 +541,10 @@ TEST(TransformConvertersTest, ValidationErrorsNameTheProblem) {
     auto* attr = s.add_attribute();
     attr->set_name("reduction");
     attr->set_type(onnx::AttributeProto::STRING);
-    attr->set_s("add");
+    attr->set_s("average");
     EXPECT_EQ(import_error(b),
-              "ONNX node 's' (#0, ScatterElements): reduction 'add' is not supported (only "
-              "'none')");
+              "ONNX node 's' (#0, ScatterElements): attribute 'reduction' is 'average', expected "
+              "none, add, mul, max or min");
   }
   {
     OnnxModelBuilder b(13);
