@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <deque>
 #include <limits>
 #include <map>
@@ -546,7 +547,10 @@ absl::StatusOr<IRModule> ImportOnnxModel(std::string_view model_bytes,
 }
 
 std::vector<std::string> SupportedOnnxOps() {
-  return onnx_frontend::ConverterTable::Builtin().OpTypes();
+  std::vector<std::string> ops = onnx_frontend::ConverterTable::Builtin().OpTypes();
+  for (const char* op : {"If", "Loop", "Scan"}) ops.push_back(op);  // control_flow.h
+  std::sort(ops.begin(), ops.end());
+  return ops;
 }
 
 std::vector<std::string> FunctionBodyOnnxOps() {

@@ -91,12 +91,58 @@ absl::StatusOr<std::vector<Expr>> ConvertGemm(ConvertContext& ctx) {
   return One(y);
 }
 
+absl::StatusOr<Expr> MeanOver(ConvertContext& ctx, const Expr& x,
+                              const std::vector<int64_t>& axes);
+
+// BatchNormalization in training mode (opset 14+): normalized by the batch's own statistics
+// (mean and population variance over every axis but the channels), and the running statistics
+// updated: input * momentum + batch statistic * (1 - momentum).
+absl::StatusOr<std::vector<Expr>> ConvertTrainingBatchNorm(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tx, ctx.InputTensorType(0));
+  const int64_t rank = static_cast<int64_t>(tx->shape.size());
+  if (rank < 2 || !IsFloat(tx->dtype)) return ctx.Error("X must be a float tensor of rank >= 2");
+  std::vector<int64_t> axes = {0};
+  for (int64_t a = 2; a < rank; ++a) axes.push_back(a);
+  KILN_ASSIGN_OR_RETURN(double epsilon, ctx.FloatAttr("epsilon", 1e-5f));
+  KILN_ASSIGN_OR_RETURN(double momentum, ctx.FloatAttr("momentum", 0.9f));
+  // Per-channel (C) values as (C, 1, ..., 1) against X.
+  auto per_channel = [&](const Expr& c) -> absl::StatusOr<Expr> {
+    if (rank == 2) return c;
+    return ctx.Call("expand_dims", {c}, MakeAttrs({{"axis", int64_t{1}}, {"num_newaxis", rank - 2}}));
+  };
+  auto scalar = [&](double v) { return Scalar(ctx, tx->dtype, v); };
+  KILN_ASSIGN_OR_RETURN(Expr mean, MeanOver(ctx, x, axes));  // (1, C, 1, ...)
+  KILN_ASSIGN_OR_RETURN(Expr centered, ctx.Call("subtract", {x, mean}));
+  KILN_ASSIGN_OR_RETURN(Expr squared, ctx.Call("multiply", {centered, centered}));
+  KILN_ASSIGN_OR_RETURN(Expr var, MeanOver(ctx, squared, axes));
+  KILN_ASSIGN_OR_RETURN(Expr shifted, ctx.Call("add", {var, scalar(epsilon)}));
+  KILN_ASSIGN_OR_RETURN(Expr inv_std, ctx.Call("rsqrt", {shifted}));
+  KILN_ASSIGN_OR_RETURN(Expr y, ctx.Call("multiply", {centered, inv_std}));
+  KILN_ASSIGN_OR_RETURN(Expr scale, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(scale, per_channel(scale));
+  KILN_ASSIGN_OR_RETURN(y, ctx.Call("multiply", {y, scale}));
+  KILN_ASSIGN_OR_RETURN(Expr bias, ctx.Input(2));
+  KILN_ASSIGN_OR_RETURN(bias, per_channel(bias));
+  KILN_ASSIGN_OR_RETURN(y, ctx.Call("add", {y, bias}));
+  std::vector<Expr> outputs = {y};
+  // The running statistics, (C): input * momentum + batch * (1 - momentum).
+  for (int k = 0; k < 2; ++k) {
+    KILN_ASSIGN_OR_RETURN(Expr batch, ctx.Call("squeeze", {k == 0 ? mean : var},
+                                               MakeAttrs({{"axis", IntArray(axes)}})));
+    KILN_ASSIGN_OR_RETURN(Expr input, ctx.Input(3 + k));
+    KILN_ASSIGN_OR_RETURN(Expr kept, ctx.Call("multiply", {input, scalar(momentum)}));
+    KILN_ASSIGN_OR_RETURN(Expr fresh, ctx.Call("multiply", {batch, scalar(1 - momentum)}));
+    KILN_ASSIGN_OR_RETURN(Expr running, ctx.Call("add", {kept, fresh}));
+    outputs.push_back(running);
+  }
+  return outputs;
+}
+
 absl::StatusOr<std::vector<Expr>> ConvertBatchNorm(ConvertContext& ctx) {
   if (ctx.opset() >= 14) {
     KILN_ASSIGN_OR_RETURN(int64_t training, ctx.IntAttr("training_mode", 0));
-    if (training != 0) {
-      return ctx.Error("training_mode=1 is not supported: Kiln imports inference graphs");
-    }
+    if (training != 0) return ConvertTrainingBatchNorm(ctx);
   }
   KILN_RETURN_IF_ERROR(
       RejectOutputsFrom(ctx, 1, {"running_mean", "running_var", "saved_mean", "saved_var"},
