@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_map>
+
+#include "engine/te/load_rewriter.h"
 
 namespace kiln::lower {
 namespace {
@@ -342,6 +345,23 @@ bool IsLongRowInjective(const te::Schedule& schedule, const te::Tensor& t) {
   return row >= kMinInjectiveRowExtent || row % kVectorWidths[0] != 0;
 }
 
+// The size `stage`'s body grows to once the stages it reads that are inlined are substituted
+// into it: 1 plus, per load, the loaded stage's own inlined size (1 when it is stored). A body
+// that reads a value twice doubles that value's size, so a chain of such stages (x + x, then
+// that + itself, ...) doubles at every link: bounding the size stops the growth.
+int64_t InlinedSize(const te::Stage& stage,
+                    const std::unordered_map<const loop::BufferNode*, int64_t>& inlined_sizes) {
+  int64_t size = 1;
+  auto count = [&](const loop::BufferLoadNode* load, const std::vector<loop::PrimExpr>&) {
+    auto it = inlined_sizes.find(load->buffer.get());
+    size = std::min(size + (it == inlined_sizes.end() ? 1 : it->second), kMaxInlinedSize + 1);
+    return loop::PrimExpr();
+  };
+  te::RewriteLoads(stage.op->body->value, count);
+  if (stage.op->body->condition.defined()) te::RewriteLoads(stage.op->body->condition, count);
+  return size;
+}
+
 }  // namespace
 
 te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
@@ -355,13 +375,17 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
   }
 
   std::vector<te::Tensor> roots;
-  for (const te::Tensor& t : computes) {
+  // The expression size of each stage inlined so far (by buffer): see InlinedSize.
+  std::unordered_map<const loop::BufferNode*, int64_t> inlined_sizes;
+  for (const te::Tensor& t : computes) {  // producers first
     const te::Stage* stage = schedule.FindStage(t);
     // A padding stage is computed into its own buffer: inlined, every load of the reduction
     // reading it would be bounds-checked (masked vector loads), in the innermost loop.
     bool is_padding = stage->op->tag == te::kPadTag;
-    if (!stage->is_output && !IsReduction(*stage) && !is_padding) {
+    int64_t size = InlinedSize(*stage, inlined_sizes);
+    if (!stage->is_output && !IsReduction(*stage) && !is_padding && size <= kMaxInlinedSize) {
       schedule.ComputeInline(t);
+      inlined_sizes[stage->buffer().get()] = size;
     } else {
       roots.push_back(t);
     }

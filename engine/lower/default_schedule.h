@@ -37,6 +37,11 @@ inline constexpr int64_t kReductionColumnTiles[] = {4, 2};
 // Injective stages (transposes, shuffles, concats) whose rows have at least
 // this many elements are scheduled row by row, like paddings.
 inline constexpr int64_t kMinInjectiveRowExtent = 16;
+// An elementwise stage is inlined into its readers only while its body, with the stages it reads
+// inlined too, counts at most this many loads: a stage read twice by each next one doubles at
+// every step, so unbounded inlining of a 40-step chain would build 2^40 loads. Past the bound the
+// stage is stored and its readers load it once.
+inline constexpr int64_t kMaxInlinedSize = 256;
 // A blocked convolution's register tile: output columns (a divisor of the
 // output width from this list) x output-channel blocks (a divisor of the block
 // count from the next), the largest at most kMaxAccumulators vectors, of equal

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "engine/frontend/onnx/max_pool_indices.h"
 #include "engine/frontend/onnx/nn_converters.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/status_macros.h"
@@ -260,10 +261,6 @@ absl::StatusOr<std::vector<Expr>> ConvertConvTranspose(ConvertContext& ctx) {
 
 template <bool kIsMax>
 absl::StatusOr<std::vector<Expr>> ConvertPool(ConvertContext& ctx) {
-  if (kIsMax) {
-    KILN_RETURN_IF_ERROR(
-        RejectOutputsFrom(ctx, 1, {"Indices"}, "MaxPool indices are not supported"));
-  }
   KILN_ASSIGN_OR_RETURN(int n, SpatialRank(ctx));
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tx, ctx.InputTensorType(0));
@@ -282,6 +279,11 @@ absl::StatusOr<std::vector<Expr>> ConvertPool(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr y,
                         ctx.Call(absl::StrCat("nn.", kIsMax ? "max" : "avg", "_pool", n, "d"), {x},
                                  MakeAttrs(std::move(attrs))));
+  if (kIsMax && ctx.node().output_size() > 1 && !ctx.node().output(1).empty()) {
+    KILN_ASSIGN_OR_RETURN(Expr indices,
+                          MaxPoolIndices(ctx, x, w.kernel, w.strides, w.dilations, w.pads, y));
+    return std::vector<Expr>{y, indices};
+  }
   return One(y);
 }
 
