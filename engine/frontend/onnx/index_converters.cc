@@ -213,6 +213,32 @@ absl::StatusOr<std::vector<Expr>> ConvertCompress(ConvertContext& ctx) {
   } else {
     KILN_ASSIGN_OR_RETURN(x, Flattened(ctx, x));
   }
+  // A condition known at import (a constant, or an input the caller gives a value for) fixes
+  // the output's extent: the compress is a gather of the selected positions.
+  TensorData known = ctx.ConstantInput(1);
+  const auto* tx = x->checked_type.as<TensorTypeNode>();  // flattened without an axis
+  if (tx == nullptr) return ctx.Error("input 0 must be a tensor");
+  const int64_t rank = static_cast<int64_t>(tx->shape.size());
+  const int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (known && known->dtype == DataType::kBool && known->shape.size() == 1 && normalized >= 0 &&
+      normalized < rank && tx->shape[normalized].is_static()) {
+    const int64_t extent = tx->shape[normalized].value;
+    if (known->NumElements() > extent) {
+      return ctx.Error(absl::StrCat("condition has ", known->NumElements(),
+                                    " elements, more than the axis's ", extent));
+    }
+    std::vector<int64_t> selected;
+    for (int64_t i = 0; i < known->NumElements(); ++i) {
+      if (known->data<uint8_t>()[i] != 0) selected.push_back(i);
+    }
+    std::string bytes(reinterpret_cast<const char*>(selected.data()),
+                      selected.size() * sizeof(int64_t));
+    Expr positions = ctx.Constant(MakeTensorData(
+        DataType::kInt64, {static_cast<int64_t>(selected.size())}, std::move(bytes)));
+    KILN_ASSIGN_OR_RETURN(Expr out,
+                          ctx.Call("take", {x, positions}, MakeAttrs({{"axis", normalized}})));
+    return Outputs(out);
+  }
   KILN_ASSIGN_OR_RETURN(Expr out,
                         ctx.Call("compress", {x, condition}, MakeAttrs({{"axis", axis}})));
   return Outputs(out);
