@@ -384,8 +384,8 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
     bool is_padding = stage->op->tag == te::kPadTag;
     int64_t size = InlinedSize(*stage, inlined_sizes);
     if (!stage->is_output && !IsReduction(*stage) && !is_padding && size <= kMaxInlinedSize) {
+      inlined_sizes[stage->buffer().get()] = size;  // before the primitive replaces `stage`
       schedule.ComputeInline(t);
-      inlined_sizes[stage->buffer().get()] = size;
     } else {
       roots.push_back(t);
     }
