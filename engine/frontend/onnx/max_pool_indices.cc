@@ -51,8 +51,10 @@ absl::StatusOr<Expr> MaxPoolIndices(ConvertContext& ctx, const Expr& x,
                                   " taps is more than the ", kMaxWindowTaps, " Kiln builds"));
   }
   KILN_ASSIGN_OR_RETURN(int64_t storage_order, ctx.IntAttr("storage_order", 0));
-  KILN_RETURN_IF_ERROR(ctx.ChargeBytes((n * c + oh * ow) * int64_t{sizeof(int64_t)},
-                                       "MaxPool's index tables"));
+  // One (OH, OW) table of positions per tap, and the images' first indices.
+  KILN_RETURN_IF_ERROR(ctx.ChargeBytes(
+      (n * c + kernel[0] * kernel[1] * oh * ow) * int64_t{sizeof(int64_t)},
+      "MaxPool's index tables"));
   // Padding reads -inf: a padded tap never beats a real one. The end padding also covers the
   // last window's overhang with ceil_mode.
   const int64_t overhang_h = std::max<int64_t>(
