@@ -230,6 +230,17 @@ ComputeResult ScatterNdCompute(const ComputeInput& in) {
   }
   std::vector<int64_t> addressed(data.shape().begin(), data.shape().begin() + m);
   IterVar r = te::ReduceAxis(rows, "r");
+  // Whether update row `row` (its index tuple) addresses the data point whose first m
+  // coordinates are i[:m].
+  auto addresses = [&](const std::vector<PrimExpr>& row, const std::vector<Var>& i) {
+    std::vector<PrimExpr> matches;
+    for (int64_t j = 0; j < m; ++j) {
+      std::vector<PrimExpr> at = row;
+      at.push_back(Index(j));
+      matches.push_back(loop::Equal(compute::NormalizeIndex(indices(at), data.shape()[j]), i[j]));
+    }
+    return compute::AllOf(matches);
+  };
   const std::string& reduction = StringAttr(in.attrs, "reduction");
   if (reduction != "none") {
     // Every update row addressing p[:m], combined (a reduction over the rows), then with data.
@@ -237,16 +248,9 @@ ComputeResult ScatterNdCompute(const ComputeInput& in) {
         "T_scatter_nd_combined", result.shape, {indices, updates},
         [&](const std::vector<Var>& i) -> te::ComputeBody {
           std::vector<PrimExpr> row = compute::Unravel(r->var, rows_shape);
-          std::vector<PrimExpr> matches;
-          for (int64_t j = 0; j < m; ++j) {
-            std::vector<PrimExpr> at = row;
-            at.push_back(Index(j));
-            matches.push_back(
-                loop::Equal(compute::NormalizeIndex(indices(at), data.shape()[j]), i[j]));
-          }
           std::vector<PrimExpr> u = row;
           for (size_t d = m; d < i.size(); ++d) u.push_back(i[d]);
-          return ScatterReduce(reduction, updates(u), {r}, compute::AllOf(matches));
+          return ScatterReduce(reduction, updates(u), {r}, addresses(row, i));
         },
         "reduce");
     return compute::One(CombineScatter("T_scatter_nd", reduction, data, combined, result.shape));
@@ -254,15 +258,8 @@ ComputeResult ScatterNdCompute(const ComputeInput& in) {
   Tensor source = te::Compute(
       "T_scatter_nd_source", addressed, {indices},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
-        std::vector<PrimExpr> row = compute::Unravel(r->var, rows_shape);
-        std::vector<PrimExpr> matches;
-        for (int64_t j = 0; j < m; ++j) {
-          std::vector<PrimExpr> at = row;
-          at.push_back(Index(j));
-          matches.push_back(
-              loop::Equal(compute::NormalizeIndex(indices(at), data.shape()[j]), i[j]));
-        }
-        return te::Max(PrimExpr(r->var), {r}, compute::AllOf(matches));
+        return te::Max(PrimExpr(r->var), {r},
+                       addresses(compute::Unravel(r->var, rows_shape), i));
       },
       "reduce");
   return compute::One(te::Compute(
