@@ -472,9 +472,9 @@ llvm::Value* FunctionEmitter::EmitFloatMath(Intrinsic intrinsic, DataType dtype,
     case Intrinsic::kSqrt: return unary(llvm::Intrinsic::sqrt);
     case Intrinsic::kRsqrt: return b_.CreateFDiv(one, unary(llvm::Intrinsic::sqrt));
     case Intrinsic::kSigmoid: {
+      if (type->getScalarType()->isFloatTy()) return EmitInlineSigmoidFloat(b_, x);
       // e / (1 + e) for x < 0 and 1 / (1 + e) otherwise, with e = exp(-|x|) <= 1: no overflow,
-      // and the divisor lies in [1, 2]. (A reciprocal estimate refined by a Newton step in place
-      // of the divide measured slower on Zen 4.) A NaN stays NaN.
+      // and the divisor lies in [1, 2]. A NaN stays NaN.
       llvm::Value* e = exp(b_.CreateFNeg(unary(llvm::Intrinsic::fabs)));
       llvm::Value* numerator =
           b_.CreateSelect(b_.CreateFCmpOLT(x, llvm::ConstantFP::get(type, 0.0)), e, one);

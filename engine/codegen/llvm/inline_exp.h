@@ -1,4 +1,4 @@
-// exp of float32 values emitted inline as LLVM IR instead of a libm or libmvec call.
+// exp and sigmoid of float32 values emitted inline as LLVM IR instead of a libm or libmvec call.
 //
 // Why inline: exp sits in the epilogues of convolutions (sigmoid, swish) and in softmax. A call
 // per vector clobbers every vector register (the x86-64 vector ABI keeps none callee-saved), so a
@@ -12,9 +12,16 @@
 namespace kiln::codegen {
 
 // exp(x) for `x` of type float or <N x float>: Cephes' range reduction x = n ln2 + r with
-// |r| <= ln2/2 and its degree-6 polynomial (about 1 ulp), then 2^n applied as two exact
+// |r| <= ln2/2, a degree-6 polynomial (under 1 ulp, inline_exp.cc), then 2^n applied as two exact
 // power-of-two factors so subnormal results round once and large ones overflow to infinity.
 // NaN gives NaN, -inf gives 0, +inf gives +inf.
 llvm::Value* EmitInlineExpFloat(llvm::IRBuilderBase& builder, llvm::Value* x);
+
+// sigmoid(x) = 1 / (1 + exp(-x)) for float or <N x float>, with the same range reduction and
+// polynomial but about half the instructions of a call to the exp above (swish and SE gates
+// put one per element in convolution epilogues): one clamp per side, 2^n from a single shift.
+// Within 6 ulp above x = -88; 0 below about -88.7 (where the true value is subnormal), 1 above
+// 17 and at +inf, NaN for NaN.
+llvm::Value* EmitInlineSigmoidFloat(llvm::IRBuilderBase& builder, llvm::Value* x);
 
 }  // namespace kiln::codegen

@@ -1,8 +1,8 @@
 // Vectorized math in native code: a vectorized elementwise kernel calls glibc's libmvec variants
-// (engine/codegen/llvm/vector_math.h) or, for float32 exp and sigmoid, the inline exp
+// (engine/codegen/llvm/vector_math.h) or, for float32 exp and sigmoid, the inline sequences
 // (inline_exp.h), and their results stay within the documented error bound of the
 // double-precision libm value: at most 4 ulp for the functions themselves (glibc's manual; the
-// inline exp's polynomial is about 1 ulp), 6 ulp for sigmoid (exp, then an add and a divide, each
+// inline exp's polynomial is under 1 ulp), 6 ulp for sigmoid (exp, then an add and a divide, each
 // rounding once).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -68,6 +68,8 @@ const MathCase kCases[] = {
     {"cos", [](double x) { return std::cos(x); }, -100, 100, 4},
     {"atan", [](double x) { return std::atan(x); }, -50, 50, 4},
     {"sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -30, 30, 6},
+    // Down to where the result leaves the normal range (1.2e-38 at x = -87.3).
+    {"sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -87.3, 100, 6},
 };
 
 std::vector<double> Sweep(const MathCase& c, bool is_float) {
@@ -159,6 +161,31 @@ TEST(VectorMathTest, InlineExpSpecialValues) {
   EXPECT_TRUE(std::isnan(y[8]));
   EXPECT_EQ(y[9], 0);
   EXPECT_EQ(y[10], y[4]);  // the tail computes what the vector body computes
+}
+
+// The inline sigmoid's special values and clamped ends, vector body and scalar tail alike.
+TEST(VectorMathTest, InlineSigmoidSpecialValues) {
+  CompileOptions options;
+  options.codegen = HostCodegenOptions();
+  absl::StatusOr<CompileResult> compiled =
+      CompileGraphText("def @main(%x: Tensor[(11), float32]) {\n  sigmoid(%x)\n}\n", options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  std::vector<double> x = {NAN, -INFINITY, INFINITY, 0, -200, 200, 20, -87, NAN, -INFINITY, 0};
+  ModelTensors tensors = MakeModelTensors(*compiled);
+  tensors.inputs[0] = loop::HostTensor::FromDoubles(DataType::kFloat32, {11}, x);
+  ASSERT_TRUE(RunNative(*compiled, {&tensors.inputs[0]}, {&tensors.outputs[0]}).ok());
+  std::vector<double> y = tensors.outputs[0].ToDoubles();
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_EQ(y[1], 0);
+  EXPECT_EQ(y[2], 1);
+  EXPECT_EQ(y[3], 0.5);  // 1 / (1 + exp(0)), every step exact
+  EXPECT_EQ(y[4], 0);    // the true value (1e-87) is far below float's smallest subnormal
+  EXPECT_EQ(y[5], 1);
+  EXPECT_EQ(y[6], 1);  // 1 - 2e-9 rounds to 1 in float
+  EXPECT_NEAR(y[7], std::exp(-87.0), 6 * std::ldexp(1.0, -149 + 23));  // 1.6e-38, a few ulp
+  EXPECT_TRUE(std::isnan(y[8]));
+  EXPECT_EQ(y[9], 0);
+  EXPECT_EQ(y[10], y[3]);  // the tail computes what the vector body computes
 }
 
 }  // namespace
