@@ -137,19 +137,28 @@ TEST(VectorMathTest, OtherTargetsCallLibmPerLane) {
   EXPECT_THAT(compiled->native->llvm_ir, Not(HasSubstr("_ZGV")));
 }
 
+// `op` of 11 float32 values through native code: one vector of 8 and 3 in the scalar tail.
+std::vector<double> RunFloatUnary(const std::string& op, const std::vector<double>& x) {
+  CompileOptions options;
+  options.codegen = HostCodegenOptions();
+  absl::StatusOr<CompileResult> compiled = CompileGraphText(
+      absl::StrCat("def @main(%x: Tensor[(", x.size(), "), float32]) {\n  ", op, "(%x)\n}\n"),
+      options);
+  KILN_CHECK(compiled.ok()) << compiled.status();
+  ModelTensors tensors = MakeModelTensors(*compiled);
+  tensors.inputs[0] = loop::HostTensor::FromDoubles(
+      DataType::kFloat32, {static_cast<int64_t>(x.size())}, x);
+  absl::Status ran = RunNative(*compiled, {&tensors.inputs[0]}, {&tensors.outputs[0]});
+  KILN_CHECK(ran.ok()) << ran;
+  return tensors.outputs[0].ToDoubles();
+}
+
 // The inline exp's special values, through a vector body and its scalar tail alike (11 elements:
 // one vector of 8 and 3 in the tail).
 TEST(VectorMathTest, InlineExpSpecialValues) {
-  CompileOptions options;
-  options.codegen = HostCodegenOptions();
-  absl::StatusOr<CompileResult> compiled =
-      CompileGraphText("def @main(%x: Tensor[(11), float32]) {\n  exp(%x)\n}\n", options);
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  std::vector<double> x = {NAN, -INFINITY, INFINITY, 0, 1, -200, 200, 88.7, NAN, -INFINITY, 1};
-  ModelTensors tensors = MakeModelTensors(*compiled);
-  tensors.inputs[0] = loop::HostTensor::FromDoubles(DataType::kFloat32, {11}, x);
-  ASSERT_TRUE(RunNative(*compiled, {&tensors.inputs[0]}, {&tensors.outputs[0]}).ok());
-  std::vector<double> y = tensors.outputs[0].ToDoubles();
+  std::vector<double> y =
+      RunFloatUnary("exp", {NAN, -INFINITY, INFINITY, 0, 1, -200, 200, 88.7, NAN, -INFINITY, 1});
+  ASSERT_EQ(y.size(), 11u);
   EXPECT_TRUE(std::isnan(y[0]));
   EXPECT_EQ(y[1], 0);
   EXPECT_EQ(y[2], INFINITY);
@@ -165,16 +174,9 @@ TEST(VectorMathTest, InlineExpSpecialValues) {
 
 // The inline sigmoid's special values and clamped ends, vector body and scalar tail alike.
 TEST(VectorMathTest, InlineSigmoidSpecialValues) {
-  CompileOptions options;
-  options.codegen = HostCodegenOptions();
-  absl::StatusOr<CompileResult> compiled =
-      CompileGraphText("def @main(%x: Tensor[(11), float32]) {\n  sigmoid(%x)\n}\n", options);
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  std::vector<double> x = {NAN, -INFINITY, INFINITY, 0, -200, 200, 20, -87, NAN, -INFINITY, 0};
-  ModelTensors tensors = MakeModelTensors(*compiled);
-  tensors.inputs[0] = loop::HostTensor::FromDoubles(DataType::kFloat32, {11}, x);
-  ASSERT_TRUE(RunNative(*compiled, {&tensors.inputs[0]}, {&tensors.outputs[0]}).ok());
-  std::vector<double> y = tensors.outputs[0].ToDoubles();
+  std::vector<double> y =
+      RunFloatUnary("sigmoid", {NAN, -INFINITY, INFINITY, 0, -200, 200, 20, -87, NAN, -INFINITY, 0});
+  ASSERT_EQ(y.size(), 11u);
   EXPECT_TRUE(std::isnan(y[0]));
   EXPECT_EQ(y[1], 0);
   EXPECT_EQ(y[2], 1);
