@@ -5,6 +5,12 @@
 
 namespace kiln::onnx_frontend {
 
+bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+std::string QualifiedOpType(const std::string& domain, const std::string& op_type) {
+  return IsDefaultDomain(domain) ? op_type : domain + "." + op_type;
+}
+
 const ConverterTable& ConverterTable::Builtin() {
   static const ConverterTable* table = [] {
     auto* t = new ConverterTable();
@@ -17,6 +23,7 @@ const ConverterTable& ConverterTable::Builtin() {
     RegisterEinsumConverter(*t);
     RegisterGridSampleConverter(*t);
     RegisterSequenceConverters(*t);
+    RegisterTrainingConverters(*t);
     return t;
   }();
   return *table;

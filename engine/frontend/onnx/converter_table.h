@@ -10,9 +10,18 @@
 
 namespace kiln::onnx_frontend {
 
+// The domain of ONNX's training operators (Adagrad, Adam, Momentum, Gradient).
+inline constexpr char kTrainingDomain[] = "ai.onnx.preview.training";
+
+// True for the default ONNX domain ("" or "ai.onnx").
+bool IsDefaultDomain(const std::string& domain);
+
+// The table key of an op: its type in the default domain, `domain.op_type` in any other.
+std::string QualifiedOpType(const std::string& domain, const std::string& op_type);
+
 class ConverterTable {
  public:
-  // The table with every builtin converter (built on first use).
+  // The table with every builtin converter (built on first use), keyed by QualifiedOpType.
   static const ConverterTable& Builtin();
 
   void Add(const std::string& op_type, Converter converter);
@@ -32,5 +41,6 @@ void RegisterRecurrentConverters(ConverterTable& table);    // recurrent_convert
 void RegisterEinsumConverter(ConverterTable& table);        // einsum_converter.cc
 void RegisterGridSampleConverter(ConverterTable& table);    // grid_sample_converter.cc
 void RegisterSequenceConverters(ConverterTable& table);     // sequence_converters.cc
+void RegisterTrainingConverters(ConverterTable& table);     // training_converters.cc
 
 }  // namespace kiln::onnx_frontend

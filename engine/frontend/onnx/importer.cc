@@ -26,14 +26,12 @@ namespace {
 
 using onnx_frontend::ConvertContext;
 using onnx_frontend::ConverterTable;
+using onnx_frontend::IsDefaultDomain;
+using onnx_frontend::QualifiedOpType;
 
 // Function bodies may use operators defined by function bodies again; this bounds the recursion
 // (ONNX's own bodies nest at most twice).
 constexpr int kMaxFunctionDepth = 4;
-
-bool IsDefaultDomain(const std::string& domain) {
-  return domain.empty() || domain == "ai.onnx";
-}
 
 // `<op_type>_<k>` for unnamed nodes: unique and stable for a given model.
 std::string NodeSourceName(const onnx::NodeProto& node, int index) {
@@ -147,7 +145,8 @@ class GraphImporter {
     const ConverterTable& table = ConverterTable::Builtin();
     for (const onnx::NodeProto& node : graph.node()) {
       if (!IsDefaultDomain(node.domain())) {
-        ++(*unsupported)[absl::StrCat(node.domain(), ".", node.op_type())];
+        std::string op = QualifiedOpType(node.domain(), node.op_type());
+        if (table.Find(op) == nullptr) ++(*unsupported)[op];
       } else if (onnx_frontend::IsControlFlowOp(node.op_type())) {
         if (depth >= kMaxFunctionDepth) continue;  // Convert reports the nesting
         for (const onnx::AttributeProto& attr : node.attribute()) {
@@ -338,7 +337,8 @@ class GraphImporter {
       }
       inputs.push_back(name.empty() ? Expr() : values_.at(name));
     }
-    onnx_frontend::Converter converter = ConverterTable::Builtin().Find(node.op_type());
+    onnx_frontend::Converter converter =
+        ConverterTable::Builtin().Find(QualifiedOpType(node.domain(), node.op_type()));
     const bool control_flow = IsDefaultDomain(node.domain()) && onnx_frontend::IsControlFlowOp(node.op_type());
     if (converter == nullptr && !control_flow) {
       return ExpandFunction(node, index, opset, span, depth, inputs);
@@ -535,7 +535,15 @@ absl::StatusOr<IRModule> ImportOnnxModel(std::string_view model_bytes,
     if (IsDefaultDomain(import.domain())) opset = import.version();
   }
   if (opset < 0) {
-    return absl::InvalidArgumentError("the model imports no version of the default ONNX opset");
+    // A model of only other domains' ops (the training optimizers) needs no default opset.
+    const auto& nodes = model.graph().node();
+    for (int i = 0; i < nodes.size(); ++i) {
+      if (!IsDefaultDomain(nodes[i].domain())) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the model imports no version of the default ONNX opset, which ONNX node '",
+          NodeSourceName(nodes[i], i), "' (#", i, ", ", nodes[i].op_type(), ") uses"));
+    }
+    opset = 0;
   }
   GraphImporter importer(*model.mutable_graph(), opset, options);
   KILN_ASSIGN_OR_RETURN(Function main, importer.Import());

@@ -16,10 +16,6 @@
 namespace kiln::onnx_frontend {
 namespace {
 
-Expr Scalar(ConvertContext& ctx, DataType dtype, double value) {
-  return ctx.Constant(ScalarTensor(dtype, value));
-}
-
 // `param` (input `i`: a scale or zero point, a scalar or a 1-D tensor of x's extent along
 // `axis`) shaped to broadcast against x of rank `rank`: (C, 1, ..., 1).
 absl::StatusOr<Expr> AlongAxis(ConvertContext& ctx, size_t i, int64_t rank, int64_t axis,
