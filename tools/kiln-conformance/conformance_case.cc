@@ -2,6 +2,7 @@
 #include "tools/kiln-conformance/conformance_case.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <onnx/onnx_pb.h>
@@ -121,20 +122,28 @@ CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance, driver::Bac
   for (const auto& init : proto.graph().initializer()) initializers.insert(init.name());
   driver::CompileOptions options;
   if (backend == driver::Backend::kNative) options.codegen = driver::HostCodegenOptions();
+  std::map<std::string, TensorData> values;
   size_t next_input = 0;
   for (const auto& input : proto.graph().input()) {
     if (initializers.count(input.name())) continue;
     if (next_input < inputs->size()) {
       options.import.input_shapes[input.name()] = (*inputs)[next_input].shape;
-      // Kiln compiles static shapes: an input an operator needs at compile
-      // time (a shape, axes, k, scales) is specialized to the test's value.
-      options.import.input_values[input.name()] = (*inputs)[next_input].ToTensorData();
+      values[input.name()] = (*inputs)[next_input].ToTensorData();
     }
     ++next_input;
   }
 
   driver::CompileFailure failure;
   absl::StatusOr<driver::CompileResult> compiled = driver::CompileOnnx(*model, options, &failure);
+  std::string unspecialized_failure;
+  if (!compiled.ok()) {
+    // Kiln compiles static shapes: an input an operator needs at compile time (a shape, axes,
+    // k, scales) is specialized to the test's value, and the case is marked as needing it.
+    unspecialized_failure = FirstLine(compiled.status());
+    options.import.input_values = std::move(values);
+    failure = driver::CompileFailure();
+    compiled = driver::CompileOnnx(*model, options, &failure);
+  }
   if (!compiled.ok()) {
     if (failure.stage != driver::CompileStage::kImport) {
       return {Stage::kCompileError, FirstLine(compiled.status())};
@@ -184,6 +193,7 @@ CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance, driver::Bac
       return {Stage::kWrongResult, absl::StrCat("output ", i, ": ", mismatch)};
     }
   }
+  if (!unspecialized_failure.empty()) return {Stage::kPassed, unspecialized_failure, true};
   return {Stage::kPassed, ""};
 }
 

@@ -27,6 +27,9 @@ bool ParseStageName(const std::string& name, Stage* stage);
 struct CaseOutcome {
   Stage stage = Stage::kPassed;
   std::string message;  // one line: the error, or the first mismatch
+  // True when the model compiled only with input specialization (see RunCase); `message` of a
+  // passing case then says why it was needed (the first line of the unspecialized failure).
+  bool specialized_inputs = false;
 };
 
 // Elementwise tolerance: |actual - expected| <= atol + rtol * |expected|;
@@ -37,7 +40,10 @@ struct Tolerance {
 };
 
 // Runs the case in `dir` (holding model.onnx and test_data_set_*/) as native code (compiled
-// for this machine and loaded with LLJIT) or with the loop-IR interpreter.
+// for this machine and loaded with LLJIT) or with the loop-IR interpreter. The model is compiled
+// with the test's input shapes; only when that fails is it compiled again with the test's input
+// values given too (OnnxImportOptions::input_values: inputs an operator needs at compile time,
+// such as Reshape's shape), and the outcome says so: specialization is a reported fallback.
 CaseOutcome RunCase(const std::filesystem::path& dir, const Tolerance& tolerance,
                     driver::Backend backend = driver::Backend::kNative);
 

@@ -33,18 +33,21 @@ void WriteAll(int fd, const std::string& text) {
   }
 }
 
-// The child's wire format: "<stage name>\n<message>".
+// The child's wire format: "<stage name>\n<specialized inputs: 0 or 1>\n<message>".
 std::string Encode(const CaseOutcome& outcome) {
-  return absl::StrCat(StageName(outcome.stage), "\n", outcome.message);
+  return absl::StrCat(StageName(outcome.stage), "\n", outcome.specialized_inputs ? 1 : 0, "\n",
+                      outcome.message);
 }
 
 CaseOutcome Decode(const std::string& text) {
   CaseOutcome outcome;
-  size_t newline = text.find('\n');
-  if (newline == std::string::npos || !ParseStageName(text.substr(0, newline), &outcome.stage)) {
+  size_t first = text.find('\n');
+  size_t second = first == std::string::npos ? first : text.find('\n', first + 1);
+  if (second == std::string::npos || !ParseStageName(text.substr(0, first), &outcome.stage)) {
     return CaseOutcome{Stage::kCrash, "the child exited without reporting a result"};
   }
-  outcome.message = text.substr(newline + 1);
+  outcome.specialized_inputs = text.substr(first + 1, second - first - 1) == "1";
+  outcome.message = text.substr(second + 1);
   return outcome;
 }
 

@@ -7,7 +7,8 @@
 //                    [--expected passing.txt] [--record passing.txt]
 //
 // Prints one line per case, a breakdown by failure stage, and the closing
-// line `N passed, M failed`. With --expected, exits non-zero when a case
+// lines `N passed, M failed` and how many passed without input specialization
+// (RunCase). With --expected, exits non-zero when a case
 // listed there no longer passes (a regression).
 #include <algorithm>
 #include <filesystem>
@@ -23,6 +24,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "tools/common/flags_usage.h"
 #include "tools/kiln-conformance/conformance_case.h"
@@ -102,12 +104,23 @@ std::vector<Case> FindCases(const fs::path& root, const std::string& filter) {
   return cases;
 }
 
-std::set<std::string> ReadNameList(const std::string& path) {
-  std::set<std::string> names;
+// The comment that marks a case of an expectations file as passing only with specialization.
+constexpr char kSpecializedMark[] = "specialized inputs";
+
+// The cases an expectations file lists, each with whether it may need input specialization:
+// lines `suite/test`, or `suite/test  # specialized inputs` for a case that passes only with
+// the test's input values given to the importer (conformance_case.h).
+std::map<std::string, bool> ReadNameList(const std::string& path) {
+  std::map<std::string, bool> names;
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
-    if (!line.empty() && line[0] != '#') names.insert(line);
+    if (line.empty() || line[0] == '#') continue;
+    size_t comment = line.find('#');
+    std::string name = line.substr(0, comment);
+    name.erase(name.find_last_not_of(' ') + 1);
+    names[name] = comment != std::string::npos &&
+                  line.find(kSpecializedMark, comment) != std::string::npos;
   }
   return names;
 }
@@ -167,16 +180,24 @@ int main(int argc, char** argv) {
         if (outcome.stage != Stage::kPassed) {
           std::cout << " [" << kiln::conformance::StageName(outcome.stage) << "] "
                     << outcome.message;
+        } else if (outcome.specialized_inputs) {
+          std::cout << " [specialized inputs] without: " << outcome.message;
         }
         std::cout << std::endl;
       });
 
   std::map<std::string, int> by_stage;
   std::set<std::string> passing;
+  int specialized = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
-    if (outcomes[i].stage == Stage::kPassed) passing.insert(cases[i].name);
-    else ++by_stage[kiln::conformance::StageName(outcomes[i].stage)];
+    if (outcomes[i].stage == Stage::kPassed) {
+      passing.insert(cases[i].name);
+      if (outcomes[i].specialized_inputs) ++specialized;
+    } else {
+      ++by_stage[kiln::conformance::StageName(outcomes[i].stage)];
+    }
   }
+  int passed_unspecialized = static_cast<int>(passing.size()) - specialized;
   int failed = static_cast<int>(cases.size() - passing.size());
   std::cout << "\nfailures by stage:\n";
   for (const auto& [stage, count] : by_stage) std::cout << "  " << stage << ": " << count << "\n";
@@ -186,8 +207,17 @@ int main(int argc, char** argv) {
     std::vector<std::string> regressions;
     std::set<std::string> selected;
     for (const Case& c : cases) selected.insert(c.name);
-    for (const std::string& name : ReadNameList(absl::GetFlag(FLAGS_expected))) {
-      if (selected.count(name) && !passing.count(name)) regressions.push_back(name);
+    std::map<std::string, bool> specialized_of;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      specialized_of[cases[i].name] = outcomes[i].specialized_inputs;
+    }
+    for (const auto& [name, may_specialize] : ReadNameList(absl::GetFlag(FLAGS_expected))) {
+      if (!selected.count(name)) continue;
+      if (!passing.count(name)) {
+        regressions.push_back(name);
+      } else if (!may_specialize && specialized_of[name]) {
+        regressions.push_back(absl::StrCat(name, " (passes only with ", kSpecializedMark, " now)"));
+      }
     }
     if (!regressions.empty()) {
       std::cout << "\nregressions (listed in " << absl::GetFlag(FLAGS_expected)
@@ -198,24 +228,34 @@ int main(int argc, char** argv) {
   }
   if (!absl::GetFlag(FLAGS_record).empty()) {
     std::ofstream out(absl::GetFlag(FLAGS_record));
-    out << "# ONNX backend tests that pass end to end through kiln-conformance.\n"
+    out << "# ONNX backend tests that pass end to end through kiln-conformance; those marked\n"
+        << "# '" << kSpecializedMark << "' pass only with the test's input values given to the importer.\n"
         << "# Regenerate with tests/conformance/update_conformance_expectations.sh.\n";
-    for (const std::string& name : passing) out << name << "\n";
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (outcomes[i].stage != Stage::kPassed) continue;
+      out << cases[i].name;
+      if (outcomes[i].specialized_inputs) out << "  # " << kSpecializedMark;
+      out << "\n";
+    }
   }
   if (!absl::GetFlag(FLAGS_json).empty()) {
     nlohmann::json report;
     report["passed"] = passing.size();
     report["failed"] = failed;
+    report["passed_without_specialization"] = passed_unspecialized;
     report["failures_by_stage"] = by_stage;
     nlohmann::json list = nlohmann::json::array();
     for (size_t i = 0; i < cases.size(); ++i) {
       list.push_back({{"name", cases[i].name},
                       {"stage", kiln::conformance::StageName(outcomes[i].stage)},
-                      {"message", outcomes[i].message}});
+                      {"message", outcomes[i].message},
+                      {"specialized_inputs", outcomes[i].specialized_inputs}});
     }
     report["cases"] = std::move(list);
     std::ofstream(absl::GetFlag(FLAGS_json)) << report.dump(2) << "\n";
   }
   std::cout << "\n" << passing.size() << " passed, " << failed << " failed" << std::endl;
+  std::cout << passed_unspecialized << " passed without input specialization, " << specialized
+            << " only with it" << std::endl;
   return exit_code;
 }

@@ -2,7 +2,10 @@
 // operators: Gather, GatherElements, GatherND, ScatterElements (and its old
 // name Scatter), ScatterND, OneHot, TopK, CumSum, Trilu, EyeLike,
 // ReverseSequence, NonZero, Unique and Compress.
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
+#include "engine/frontend/onnx/scalar_tensors.h"
 #include "engine/frontend/onnx/shape_folding.h"
 #include "engine/frontend/onnx/transform_converters.h"
 #include "engine/support/status_macros.h"
@@ -125,28 +128,96 @@ absl::StatusOr<std::vector<Expr>> ConvertTopK(ConvertContext& ctx) {
   return std::vector<Expr>{values, indices};
 }
 
+// A 1-D int64 constant 0, 1, ..., n - 1 shaped to lie along `axis` of a rank-`rank` tensor.
+Expr PositionsAlong(ConvertContext& ctx, int64_t n, int64_t axis, int64_t rank) {
+  std::string bytes(static_cast<size_t>(n) * sizeof(int64_t), '\0');
+  for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + i * sizeof(int64_t), &i, sizeof(i));
+  std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
+  shape[static_cast<size_t>(axis)] = n;
+  return ctx.Constant(MakeTensorData(DataType::kInt64, std::move(shape), std::move(bytes)));
+}
+
+// Input `i`, one integer given at run time (a scalar or a one-element tensor), as an int64
+// scalar.
+absl::StatusOr<Expr> RuntimeInt64(ConvertContext& ctx, size_t i, const char* what) {
+  KILN_ASSIGN_OR_RETURN(Expr value, ctx.Input(i));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(i));
+  bool one = true;
+  for (const Dim& d : type->shape) one = one && d.value == 1;
+  if (!one || !(IsSignedInt(type->dtype) || IsUnsignedInt(type->dtype))) {
+    return ctx.Error(absl::StrCat("input ", i, " (", what, ") must hold one integer"));
+  }
+  if (!type->shape.empty()) {
+    KILN_ASSIGN_OR_RETURN(value,
+                          ctx.Call("reshape", {value}, MakeAttrs({{"newshape", IntArray({})}})));
+  }
+  if (type->dtype == DataType::kInt64) return value;
+  return ctx.Call("cast", {value}, MakeAttrs({{"dtype", DataType::kInt64}}));
+}
+
 absl::StatusOr<std::vector<Expr>> ConvertCumSum(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
-  KILN_ASSIGN_OR_RETURN(int64_t axis, ConstantScalarInt(ctx, 1, "axis"));
   KILN_ASSIGN_OR_RETURN(int64_t exclusive, ctx.IntAttr("exclusive", 0));
   KILN_ASSIGN_OR_RETURN(int64_t reverse, ctx.IntAttr("reverse", 0));
-  KILN_ASSIGN_OR_RETURN(
-      Expr out,
-      ctx.Call(
-          "cumsum", {x},
-          MakeAttrs({{"axis", axis}, {"exclusive", exclusive != 0}, {"reverse", reverse != 0}})));
+  auto cumsum = [&](int64_t axis) {
+    return ctx.Call("cumsum", {x},
+                    MakeAttrs({{"axis", axis}, {"exclusive", exclusive != 0},
+                               {"reverse", reverse != 0}}));
+  };
+  if (ctx.ConstantInput(1).defined()) {
+    KILN_ASSIGN_OR_RETURN(int64_t axis, ConstantScalarInt(ctx, 1, "axis"));
+    KILN_ASSIGN_OR_RETURN(Expr out, cumsum(axis));
+    return Outputs(out);
+  }
+  // An axis given at run time: the running sum along every axis (the rank is static), the one
+  // asked for selected; an axis outside [-rank, rank) gives zeros.
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  KILN_ASSIGN_OR_RETURN(Expr axis, RuntimeInt64(ctx, 1, "axis"));
+  int64_t rank = static_cast<int64_t>(type->shape.size());
+  Expr out = ctx.Constant(ScalarTensor(type->dtype, 0));
+  for (int64_t a = 0; a < rank; ++a) {
+    KILN_ASSIGN_OR_RETURN(Expr along, cumsum(a));
+    for (int64_t written : {a, a - rank}) {
+      KILN_ASSIGN_OR_RETURN(Expr chosen,
+                            ctx.Call("equal", {axis, ctx.Constant(MakeScalar(written))}));
+      KILN_ASSIGN_OR_RETURN(out, ctx.Call("where", {chosen, along, out}));
+    }
+  }
   return Outputs(out);
 }
 
 absl::StatusOr<std::vector<Expr>> ConvertTrilu(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
-  int64_t k = 0;
-  if (ctx.HasInput(1)) {
-    KILN_ASSIGN_OR_RETURN(k, ConstantScalarInt(ctx, 1, "k"));
-  }
   KILN_ASSIGN_OR_RETURN(int64_t upper, ctx.IntAttr("upper", 1));
+  if (!ctx.HasInput(1) || ctx.ConstantInput(1).defined()) {
+    int64_t k = 0;
+    if (ctx.HasInput(1)) {
+      KILN_ASSIGN_OR_RETURN(k, ConstantScalarInt(ctx, 1, "k"));
+    }
+    KILN_ASSIGN_OR_RETURN(Expr out,
+                          ctx.Call("trilu", {x}, MakeAttrs({{"upper", upper != 0}, {"k", k}})));
+    return Outputs(out);
+  }
+  // k given at run time: x where column - row >= k (upper) or <= k (lower), else 0. Written as
+  // column - k against row, only a column and a row of positions are constants; the
+  // [rows, columns] mask is computed at run time.
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  int64_t rank = static_cast<int64_t>(type->shape.size());
+  if (rank < 2) return ctx.Error(absl::StrCat("input 0 must have rank 2 or more, got ", rank));
+  const Dim& row_count = type->shape[rank - 2];
+  const Dim& column_count = type->shape[rank - 1];
+  if (!row_count.is_static() || !column_count.is_static()) {
+    return ctx.Error("with k given at run time, input 0's last two dimensions must be static");
+  }
+  KILN_ASSIGN_OR_RETURN(Expr k, RuntimeInt64(ctx, 1, "k"));
+  KILN_RETURN_IF_ERROR(ctx.ChargeBytes((row_count.value + column_count.value) * 8, "positions"));
+  Expr rows = PositionsAlong(ctx, row_count.value, 0, 2);
+  Expr columns = PositionsAlong(ctx, column_count.value, 1, 2);
+  KILN_ASSIGN_OR_RETURN(Expr shifted, ctx.Call("subtract", {columns, k}));
+  KILN_ASSIGN_OR_RETURN(Expr keep,
+                        ctx.Call(upper != 0 ? "greater_equal" : "less_equal", {shifted, rows}));
   KILN_ASSIGN_OR_RETURN(Expr out,
-                        ctx.Call("trilu", {x}, MakeAttrs({{"upper", upper != 0}, {"k", k}})));
+                        ctx.Call("where", {keep, x, ctx.Constant(ScalarTensor(type->dtype, 0))}));
   return Outputs(out);
 }
 
