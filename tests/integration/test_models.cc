@@ -74,10 +74,10 @@ std::string ResNet50Model() { return bench::ResNetBuilder(true).Build(); }
 std::string UnsupportedOpModel() {
   onnx::ModelProto model = SmallModelProto(1.0f, 3);
   onnx::GraphProto* graph = model.mutable_graph();
-  // Relu -> MaxUnpool's place: an op of the ONNX standard Kiln lacks.
+  // Relu -> TfIdfVectorizer's place: an op of the ONNX standard Kiln lacks.
   onnx::NodeProto* node = graph->mutable_node(1);
-  node->set_op_type("MaxUnpool");
-  node->set_name("unpool");
+  node->set_op_type("TfIdfVectorizer");
+  node->set_name("tfidf");
   return model.SerializeAsString();
 }
 

@@ -24,6 +24,8 @@ const ConverterTable& ConverterTable::Builtin() {
     RegisterGridSampleConverter(*t);
     RegisterSequenceConverters(*t);
     RegisterTrainingConverters(*t);
+    RegisterMaxUnpoolConverter(*t);
+    RegisterSpectralConverters(*t);
     return t;
   }();
   return *table;

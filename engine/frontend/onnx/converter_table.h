@@ -42,5 +42,7 @@ void RegisterEinsumConverter(ConverterTable& table);        // einsum_converter.
 void RegisterGridSampleConverter(ConverterTable& table);    // grid_sample_converter.cc
 void RegisterSequenceConverters(ConverterTable& table);     // sequence_converters.cc
 void RegisterTrainingConverters(ConverterTable& table);     // training_converters.cc
+void RegisterMaxUnpoolConverter(ConverterTable& table);     // max_unpool_converter.cc
+void RegisterSpectralConverters(ConverterTable& table);     // spectral_converters.cc
 
 }  // namespace kiln::onnx_frontend

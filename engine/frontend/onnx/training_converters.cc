@@ -123,7 +123,8 @@ absl::StatusOr<std::vector<Expr>> ConvertMomentum(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(double alpha, ctx.FloatAttr("alpha", std::nullopt));
   KILN_ASSIGN_OR_RETURN(double beta, ctx.FloatAttr("beta", std::nullopt));
   KILN_ASSIGN_OR_RETURN(double norm_coefficient, ctx.FloatAttr("norm_coefficient", std::nullopt));
-  KILN_ASSIGN_OR_RETURN(std::string mode, ctx.StringAttr("mode", std::nullopt));
+  std::string mode;
+  KILN_ASSIGN_OR_RETURN(mode, ctx.StringAttr("mode", std::nullopt));
   if (mode != "standard" && mode != "nesterov") {
     return ctx.Error(absl::StrCat("attribute 'mode' is '", mode,
                                   "'; expected 'standard' or 'nesterov'"));

@@ -32,7 +32,7 @@ def unsupported():
         helper.make_node("Relu", ["x"], ["a"]),
         helper.make_node("Det", ["a"], ["b"]),
         helper.make_node("Det", ["b"], ["c"]),
-        helper.make_node("MaxUnpool", ["c", "c"], ["y"]),
+        helper.make_node("TfIdfVectorizer", ["c"], ["y"]),
     ]
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])

@@ -1,0 +1,249 @@
+// DFT and STFT as graph ops: a discrete Fourier transform along one axis is two matrix products
+// with constant cosine and sine tables (n input samples x K output bins), so it runs as
+// nn.matmul through the same schedules as any matmul. Complex values are ONNX's: a last axis of
+// 2 (real, imaginary), or 1 for real input. STFT gathers its frames with `take` of a constant
+// position table, applies the window (a run-time input or none) and transforms each frame.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/frontend/onnx/converter_table.h"
+#include "engine/frontend/onnx/convert_context.h"
+#include "engine/frontend/onnx/scalar_tensors.h"
+#include "engine/frontend/onnx/transform_converters.h"
+#include "engine/support/status_macros.h"
+
+namespace kiln::onnx_frontend {
+namespace {
+
+// The longest transform taken: its two tables are n x K floats each.
+constexpr int64_t kMaxDftLength = 1 << 14;
+
+// A float32 constant of `rows` x `columns` values `f(row, column)`.
+template <typename F>
+Expr Table(ConvertContext& ctx, int64_t rows, int64_t columns, F f) {
+  std::vector<float> values;
+  values.reserve(static_cast<size_t>(rows * columns));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < columns; ++c) values.push_back(static_cast<float>(f(r, c)));
+  }
+  std::string bytes(values.size() * sizeof(float), '\0');
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return ctx.Constant(MakeTensorData(DataType::kFloat32, {rows, columns}, std::move(bytes)));
+}
+
+// The transform of the last axis of `re` (and `im`, null for real input), `n` samples each, as
+// a length-`length` DFT (the samples past `length` dropped, missing ones zero), keeping the
+// first length / 2 + 1 bins when `onesided`. Returns [..., K, 2].
+absl::StatusOr<Expr> TransformLastAxis(ConvertContext& ctx, Expr re, Expr im, int64_t n,
+                                       int64_t length, bool inverse, bool onesided) {
+  if (length < 1 || length > kMaxDftLength || n > kMaxDftLength) {
+    return ctx.Error(absl::StrCat("DFT length ", length, " over ", n,
+                                  " samples: each must lie in [1, ", kMaxDftLength, "]"));
+  }
+  const int64_t bins = onesided ? length / 2 + 1 : length;
+  KILN_RETURN_IF_ERROR(ctx.ChargeBytes(2 * n * bins * int64_t{sizeof(float)}, "the DFT tables"));
+  // exp(-+2 pi i k r / length), the angle reduced mod length in integers first so that large
+  // products keep their precision.
+  auto angle = [&](int64_t r, int64_t k) {
+    return 2 * std::numbers::pi * static_cast<double>((r * k) % length) / static_cast<double>(length);
+  };
+  Expr cos_table = Table(ctx, n, bins, [&](int64_t r, int64_t k) {
+    return r < length ? std::cos(angle(r, k)) : 0.0;
+  });
+  Expr sin_table = Table(ctx, n, bins, [&](int64_t r, int64_t k) {
+    return r < length ? std::sin(angle(r, k)) : 0.0;
+  });
+  // Forward: (re + i im)(cos - i sin); inverse: (re + i im)(cos + i sin) / length.
+  KILN_ASSIGN_OR_RETURN(Expr out_re, ctx.Call("nn.matmul", {re, cos_table}));
+  KILN_ASSIGN_OR_RETURN(Expr out_im, ctx.Call("nn.matmul", {re, sin_table}));
+  if (!inverse) {
+    KILN_ASSIGN_OR_RETURN(out_im, ctx.Call("negative", {out_im}));
+  }
+  if (im.defined()) {
+    KILN_ASSIGN_OR_RETURN(Expr im_cos, ctx.Call("nn.matmul", {im, cos_table}));
+    KILN_ASSIGN_OR_RETURN(Expr im_sin, ctx.Call("nn.matmul", {im, sin_table}));
+    KILN_ASSIGN_OR_RETURN(out_re, ctx.Call(inverse ? "subtract" : "add", {out_re, im_sin}));
+    KILN_ASSIGN_OR_RETURN(out_im, ctx.Call("add", {out_im, im_cos}));
+  }
+  if (inverse) {
+    Expr scale = ctx.Constant(ScalarTensor(DataType::kFloat32, 1.0 / static_cast<double>(length)));
+    KILN_ASSIGN_OR_RETURN(out_re, ctx.Call("multiply", {out_re, scale}));
+    KILN_ASSIGN_OR_RETURN(out_im, ctx.Call("multiply", {out_im, scale}));
+  }
+  std::vector<Expr> parts;
+  for (const Expr& part : {out_re, out_im}) {
+    KILN_ASSIGN_OR_RETURN(Expr e, ctx.Call("expand_dims", {part}, MakeAttrs({{"axis", int64_t{-1}},
+                                                                             {"num_newaxis", int64_t{1}}})));
+    parts.push_back(e);
+  }
+  return ctx.Call("concatenate", std::move(parts), MakeAttrs({{"axis", int64_t{-1}}}));
+}
+
+// The real and imaginary parts of complex `x` ([..., 1] or [..., 2], rank `rank`), each without
+// the last axis; the imaginary part null for real input.
+absl::StatusOr<std::pair<Expr, Expr>> SplitComplex(ConvertContext& ctx, const Expr& x,
+                                                   int64_t rank, int64_t parts) {
+  std::vector<Expr> out;
+  for (int64_t p = 0; p < parts; ++p) {
+    KILN_ASSIGN_OR_RETURN(
+        Expr s, ctx.Call("strided_slice", {x},
+                         MakeAttrs({{"begin", IntArray({p})}, {"end", IntArray({p + 1})},
+                                    {"strides", IntArray({1})}, {"axes", IntArray({rank - 1})}})));
+    KILN_ASSIGN_OR_RETURN(s, ctx.Call("squeeze", {s}, MakeAttrs({{"axis", IntArray({rank - 1})}})));
+    out.push_back(s);
+  }
+  return std::pair<Expr, Expr>{out[0], parts == 2 ? out[1] : Expr()};
+}
+
+// The static shape of input `i`, float32, with a last axis of 1 or 2 (real or complex).
+absl::StatusOr<std::vector<int64_t>> ComplexShape(ConvertContext& ctx, size_t i, int64_t min_rank) {
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(i));
+  std::vector<int64_t> shape;
+  for (const Dim& d : type->shape) {
+    if (!d.is_static()) return ctx.Error(absl::StrCat("input ", i, " must have a static shape"));
+    shape.push_back(d.value);
+  }
+  if (type->dtype != DataType::kFloat32 || static_cast<int64_t>(shape.size()) < min_rank ||
+      (shape.back() != 1 && shape.back() != 2)) {
+    return ctx.Error(absl::StrCat("input ", i, " must be float32 of rank ", min_rank,
+                                  " or more with a last axis of 1 (real) or 2 (complex)"));
+  }
+  return shape;
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertDft(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ComplexShape(ctx, 0, 2));
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  // The axis is an attribute (default 1) before opset 20, then input 2 (default -2); a negative
+  // axis counts from the end of all of input 0's axes.
+  int64_t axis = 0;
+  if (ctx.opset() < 20) {
+    KILN_ASSIGN_OR_RETURN(axis, ctx.IntAttr("axis", 1));
+  } else if (ctx.HasInput(2)) {
+    KILN_ASSIGN_OR_RETURN(axis, ConstantScalarInt(ctx, 2, "axis"));
+  } else {
+    axis = -2;
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t inverse, ctx.IntAttr("inverse", 0));
+  KILN_ASSIGN_OR_RETURN(int64_t onesided, ctx.IntAttr("onesided", 0));
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank - 1) {
+    return ctx.Error(absl::StrCat("attribute 'axis' must name a signal axis of input 0 (rank ",
+                                  rank, ", the last axis holding real and imaginary parts)"));
+  }
+  if (onesided != 0 && shape.back() == 2) {
+    return ctx.Error("onesided output needs real input (a last axis of 1)");
+  }
+  int64_t length = shape[axis];
+  if (ctx.HasInput(1)) {
+    KILN_ASSIGN_OR_RETURN(length, ConstantScalarInt(ctx, 1, "dft_length"));
+  }
+  // The signal axis moved last, transformed, and its bins moved back to `axis`.
+  std::vector<int64_t> to_last, from_last;
+  for (int64_t d = 0; d < rank - 1; ++d) {
+    if (d != axis) to_last.push_back(d);
+  }
+  to_last.push_back(axis);
+  for (int64_t d = 0; d < rank - 1; ++d) {
+    if (d < axis) from_last.push_back(d);
+    else if (d == axis) from_last.push_back(rank - 2);
+    else from_last.push_back(d - 1);
+  }
+  from_last.push_back(rank - 1);
+  KILN_ASSIGN_OR_RETURN(auto parts, SplitComplex(ctx, x, rank, shape.back()));
+  auto move_last = [&](const Expr& e) {
+    return ctx.Call("transpose", {e}, MakeAttrs({{"axes", IntArray(to_last)}}));
+  };
+  KILN_ASSIGN_OR_RETURN(Expr re, move_last(parts.first));
+  Expr im;
+  if (parts.second.defined()) {
+    KILN_ASSIGN_OR_RETURN(im, move_last(parts.second));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr y, TransformLastAxis(ctx, re, im, shape[axis], length, inverse != 0,
+                                                  onesided != 0));
+  KILN_ASSIGN_OR_RETURN(y, ctx.Call("transpose", {y}, MakeAttrs({{"axes", IntArray(from_last)}})));
+  return std::vector<Expr>{y};
+}
+
+// STFT(signal [batch, length, 1|2], frame_step, window?, frame_length?): frames of
+// frame_length samples every frame_step, times the window, each transformed (onesided by
+// default): [batch, frames, bins, 2].
+absl::StatusOr<std::vector<Expr>> ConvertStft(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Expr signal, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ComplexShape(ctx, 0, 3));
+  if (shape.size() != 3) return ctx.Error("input 0 (signal) must be [batch, length, 1 or 2]");
+  KILN_ASSIGN_OR_RETURN(int64_t onesided, ctx.IntAttr("onesided", 1));
+  if (onesided != 0 && shape[2] == 2) {
+    return ctx.Error("onesided output needs a real signal (a last axis of 1)");
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t step, ConstantScalarInt(ctx, 1, "frame_step"));
+  int64_t frame_length = -1;
+  if (ctx.HasInput(2)) {
+    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* window_type, ctx.InputTensorType(2));
+    if (window_type->shape.size() != 1 || !window_type->shape[0].is_static()) {
+      return ctx.Error("input 2 (window) must be 1-D with a static extent");
+    }
+    frame_length = window_type->shape[0].value;
+  }
+  if (ctx.HasInput(3)) {
+    KILN_ASSIGN_OR_RETURN(int64_t given, ConstantScalarInt(ctx, 3, "frame_length"));
+    if (frame_length >= 0 && given != frame_length) {
+      return ctx.Error(absl::StrCat("input 3 (frame_length) is ", given, " but the window has ",
+                                    frame_length, " values"));
+    }
+    frame_length = given;
+  }
+  if (frame_length < 1 || frame_length > std::min(shape[1], kMaxDftLength) || step < 1) {
+    return ctx.Error(absl::StrCat("frame_length ", frame_length, " and frame_step ", step,
+                                  " must be positive, the frame within the signal's ", shape[1],
+                                  " samples (and at most ", kMaxDftLength, ")"));
+  }
+  const int64_t frames = 1 + (shape[1] - frame_length) / step;
+  KILN_RETURN_IF_ERROR(
+      ctx.ChargeBytes(frames * frame_length * int64_t{sizeof(int64_t)}, "the STFT frame table"));
+  std::string bytes(static_cast<size_t>(frames * frame_length) * sizeof(int64_t), '\0');
+  for (int64_t f = 0; f < frames; ++f) {
+    for (int64_t j = 0; j < frame_length; ++j) {
+      int64_t position = f * step + j;
+      std::memcpy(bytes.data() + (f * frame_length + j) * sizeof(int64_t), &position,
+                  sizeof(position));
+    }
+  }
+  Expr positions =
+      ctx.Constant(MakeTensorData(DataType::kInt64, {frames, frame_length}, std::move(bytes)));
+  KILN_ASSIGN_OR_RETURN(auto parts, SplitComplex(ctx, signal, 3, shape[2]));
+  Expr window;
+  if (ctx.HasInput(2)) {
+    KILN_ASSIGN_OR_RETURN(window, ctx.Input(2));
+  }
+  auto frame = [&](const Expr& e) -> absl::StatusOr<Expr> {
+    KILN_ASSIGN_OR_RETURN(Expr framed,
+                          ctx.Call("take", {e, positions}, MakeAttrs({{"axis", int64_t{1}}})));
+    if (!window.defined()) return framed;
+    return ctx.Call("multiply", {framed, window});
+  };
+  KILN_ASSIGN_OR_RETURN(Expr re, frame(parts.first));
+  Expr im;
+  if (parts.second.defined()) {
+    KILN_ASSIGN_OR_RETURN(im, frame(parts.second));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr y, TransformLastAxis(ctx, re, im, frame_length, frame_length,
+                                                  /*inverse=*/false, onesided != 0));
+  return std::vector<Expr>{y};
+}
+
+}  // namespace
+
+void RegisterSpectralConverters(ConverterTable& table) {
+  table.Add("DFT", ConvertDft);
+  table.Add("STFT", ConvertStft);
+}
+
+}  // namespace kiln::onnx_frontend
