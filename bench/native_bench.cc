@@ -35,7 +35,6 @@ double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
-double Fastest(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
 kiln::driver::CompileResult Compile(const std::string& bytes, kiln::driver::CompileOptions options) {
   auto compiled = kiln::driver::CompileOnnx(bytes, options);

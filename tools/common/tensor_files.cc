@@ -2,6 +2,7 @@
 // https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
 #include "tools/common/tensor_files.h"
 
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -173,6 +174,29 @@ absl::StatusOr<loop::HostTensor> ReadTensorFile(const std::string& path, int64_t
   absl::StatusOr<TensorData> data = onnx_frontend::TensorFromProto(proto, max_elements);
   if (!data.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", data.status().message()));
   return loop::HostTensor::FromTensorData(*data);
+}
+
+absl::StatusOr<std::vector<loop::HostTensor>> ReadTensorSequenceFile(const std::string& path,
+                                                                     int64_t max_elements) {
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status();
+  onnx::SequenceProto proto;
+  if (!proto.ParseFromString(*bytes) ||
+      (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.tensor_values_size() > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is not an ONNX SequenceProto of tensors"));
+  }
+  std::vector<loop::HostTensor> tensors;
+  int64_t elements = 0;
+  for (const onnx::TensorProto& tensor : proto.tensor_values()) {
+    absl::StatusOr<TensorData> data = onnx_frontend::TensorFromProto(tensor, max_elements - elements);
+    if (!data.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": ", data.status().message()));
+    }
+    elements += (*data)->NumElements();
+    tensors.push_back(loop::HostTensor::FromTensorData(*data));
+  }
+  return tensors;
 }
 
 absl::Status WriteTensorFile(const std::string& path, const loop::HostTensor& tensor,

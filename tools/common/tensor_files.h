@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/loop/host_tensor.h"
@@ -15,6 +16,9 @@ absl::StatusOr<std::string> ReadFileBytes(const std::string& path);
 // A bad file is InvalidArgument naming it and what is wrong; at most `max_elements` elements.
 absl::StatusOr<loop::HostTensor> ReadTensorFile(const std::string& path,
                                                 int64_t max_elements = int64_t{1} << 28);
+// The tensors of an ONNX SequenceProto file (`.pb`, a sequence of tensors), in order.
+absl::StatusOr<std::vector<loop::HostTensor>> ReadTensorSequenceFile(
+    const std::string& path, int64_t max_elements = int64_t{1} << 28);
 absl::Status WriteTensorFile(const std::string& path, const loop::HostTensor& tensor,
                              const std::string& name = "");
 

@@ -56,12 +56,28 @@ std::string FirstLine(const absl::Status& status) {
 }
 
 // input_0.pb, input_1.pb, ... (or output_*) in index order.
-absl::StatusOr<std::vector<loop::HostTensor>> ReadTensors(const fs::path& dir,
-                                                          const std::string& prefix) {
+// The test's `prefix` files (input_0.pb, ...) for `values` (the graph's inputs less its
+// initializers, or its outputs), in order: a tensor file for a tensor, a SequenceProto file for a
+// sequence, whose elements are appended in order (as Kiln's main takes and returns them).
+// `sequence_shapes` receives each sequence's element shapes.
+absl::StatusOr<std::vector<loop::HostTensor>> ReadTensors(
+    const fs::path& dir, const std::string& prefix,
+    const std::vector<const onnx::ValueInfoProto*>& values,
+    std::map<std::string, std::vector<std::vector<int64_t>>>* sequence_shapes) {
   std::vector<loop::HostTensor> tensors;
-  for (int i = 0;; ++i) {
+  for (size_t i = 0; i < values.size(); ++i) {
     fs::path path = dir / absl::StrCat(prefix, "_", i, ".pb");
     if (!fs::exists(path)) break;
+    if (values[i]->type().has_sequence_type()) {
+      KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> elements,
+                            tools::ReadTensorSequenceFile(path.string(), kMaxTensorElements));
+      std::vector<std::vector<int64_t>>& shapes = (*sequence_shapes)[values[i]->name()];
+      for (loop::HostTensor& element : elements) {
+        shapes.push_back(element.shape);
+        tensors.push_back(std::move(element));
+      }
+      continue;
+    }
     KILN_ASSIGN_OR_RETURN(loop::HostTensor tensor,
                           tools::ReadTensorFile(path.string(), kMaxTensorElements));
     tensors.push_back(std::move(tensor));
@@ -109,26 +125,38 @@ std::string Compare(const loop::HostTensor& actual, const loop::HostTensor& expe
 CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance, driver::Backend backend) {
   absl::StatusOr<std::string> model = tools::ReadFileBytes((dir / "model.onnx").string());
   if (!model.ok()) return {Stage::kImportError, FirstLine(model.status())};
-  fs::path data_dir = dir / "test_data_set_0";
-  absl::StatusOr<std::vector<loop::HostTensor>> inputs = ReadTensors(data_dir, "input");
-  if (!inputs.ok()) return {Stage::kImportError, FirstLine(inputs.status())};
-  absl::StatusOr<std::vector<loop::HostTensor>> expected = ReadTensors(data_dir, "output");
-  if (!expected.ok()) return {Stage::kImportError, FirstLine(expected.status())};
-
-  // The test's inputs fix every dimension the model leaves symbolic.
   onnx::ModelProto proto;
   if (!proto.ParseFromString(*model)) return {Stage::kImportError, "model.onnx does not parse"};
   std::set<std::string> initializers;
   for (const auto& init : proto.graph().initializer()) initializers.insert(init.name());
+  std::vector<const onnx::ValueInfoProto*> graph_inputs, graph_outputs;
+  for (const auto& input : proto.graph().input()) {
+    if (!initializers.count(input.name())) graph_inputs.push_back(&input);
+  }
+  for (const auto& output : proto.graph().output()) graph_outputs.push_back(&output);
+
+  // The test's inputs fix every dimension the model leaves symbolic, and every sequence's length.
   driver::CompileOptions options;
   if (backend == driver::Backend::kNative) options.codegen = driver::HostCodegenOptions();
+  fs::path data_dir = dir / "test_data_set_0";
+  std::map<std::string, std::vector<std::vector<int64_t>>> output_sequence_shapes;
+  absl::StatusOr<std::vector<loop::HostTensor>> inputs =
+      ReadTensors(data_dir, "input", graph_inputs, &options.import.input_sequence_shapes);
+  if (!inputs.ok()) return {Stage::kImportError, FirstLine(inputs.status())};
+  absl::StatusOr<std::vector<loop::HostTensor>> expected =
+      ReadTensors(data_dir, "output", graph_outputs, &output_sequence_shapes);
+  if (!expected.ok()) return {Stage::kImportError, FirstLine(expected.status())};
   std::map<std::string, TensorData> values;
   size_t next_input = 0;
-  for (const auto& input : proto.graph().input()) {
-    if (initializers.count(input.name())) continue;
+  for (const onnx::ValueInfoProto* input : graph_inputs) {
+    auto sequence = options.import.input_sequence_shapes.find(input->name());
+    if (sequence != options.import.input_sequence_shapes.end()) {
+      next_input += sequence->second.size();
+      continue;
+    }
     if (next_input < inputs->size()) {
-      options.import.input_shapes[input.name()] = (*inputs)[next_input].shape;
-      values[input.name()] = (*inputs)[next_input].ToTensorData();
+      options.import.input_shapes[input->name()] = (*inputs)[next_input].shape;
+      values[input->name()] = (*inputs)[next_input].ToTensorData();
     }
     ++next_input;
   }

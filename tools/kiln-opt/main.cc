@@ -40,6 +40,10 @@ ABSL_FLAG(bool, hide_spans, false, "omit /* si=... */ span comments");
 ABSL_FLAG(std::string, input_shape, "",
           "static shape for an ONNX graph input, NAME=D0,D1,... (repeatable; several may also "
           "be given at once separated by ';')");
+ABSL_FLAG(std::string, sequence_input, "",
+          "element shapes of an ONNX sequence graph input, NAME=[D0,D1,...][...]... (one "
+          "bracket per element, [] a scalar, none an empty sequence): its elements become the "
+          "parameters NAME.0, NAME.1, ... (repeatable; several separated by ';')");
 ABSL_FLAG(bool, no_span_filling, false, "import ONNX without source spans");
 ABSL_FLAG(bool, initializers_as_params, false,
           "import ONNX initializers as parameters of @main (after the inputs) instead of "
@@ -177,6 +181,35 @@ bool ParseInputShapes(const std::string& specs, std::map<std::string, std::vecto
   return true;
 }
 
+// --sequence_input specs: NAME=[D0,D1][D0]... into `sequences`.
+bool ParseSequenceInputs(const std::string& specs,
+                         std::map<std::string, std::vector<std::vector<int64_t>>>* sequences,
+                         std::string* error) {
+  for (absl::string_view one : absl::StrSplit(specs, ';', absl::SkipEmpty())) {
+    size_t eq = one.find('=');
+    if (eq == absl::string_view::npos || eq == 0) {
+      *error = "--sequence-input expects NAME=[D0,D1,...][...], got '" + std::string(one) + "'";
+      return false;
+    }
+    std::vector<std::vector<int64_t>>& elements = (*sequences)[std::string(one.substr(0, eq))];
+    absl::string_view rest = one.substr(eq + 1);
+    while (!rest.empty()) {
+      size_t close = rest.find(']');
+      if (rest[0] != '[' || close == absl::string_view::npos) {
+        *error = "--sequence-input: expected [D0,D1,...] at '" + std::string(rest) + "'";
+        return false;
+      }
+      std::map<std::string, std::vector<int64_t>> parsed;
+      if (!ParseInputShapes(absl::StrCat("e=", rest.substr(1, close - 1)), &parsed, error)) {
+        return false;
+      }
+      elements.push_back(parsed["e"]);
+      rest.remove_prefix(close + 1);
+    }
+  }
+  return true;
+}
+
 // Flags that may be given several times. An absl flag keeps only its last
 // value, so these are collected before parsing and passed on joined.
 struct RepeatedFlag {
@@ -184,7 +217,7 @@ struct RepeatedFlag {
   const char* separator;
 };
 constexpr RepeatedFlag kRepeatedFlags[] = {
-    {"input_shape", ";"},  {"disable_pass", ","}, {"required_pass", ","},
+    {"input_shape", ";"},  {"sequence_input", ";"}, {"disable_pass", ","}, {"required_pass", ","},
     {"print_before", ","}, {"print_after", ","},
 };
 
@@ -287,7 +320,9 @@ bool CompileOptionsFromFlags(const std::vector<std::string>& configs, int opt_le
                              kiln::driver::CompileOptions* options, std::string* error) {
   options->import.span_filling = !absl::GetFlag(FLAGS_no_span_filling);
   options->import.initializers_as_params = absl::GetFlag(FLAGS_initializers_as_params);
-  if (!ParseInputShapes(absl::GetFlag(FLAGS_input_shape), &options->import.input_shapes, error)) {
+  if (!ParseInputShapes(absl::GetFlag(FLAGS_input_shape), &options->import.input_shapes, error) ||
+      !ParseSequenceInputs(absl::GetFlag(FLAGS_sequence_input),
+                           &options->import.input_sequence_shapes, error)) {
     return false;
   }
   // Without -O the context keeps PassContext's default level (2).

@@ -5,10 +5,12 @@
 #include <onnx/defs/schema.h>
 
 #include <exception>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "engine/ir/type.h"
+#include "engine/support/status_macros.h"
 
 namespace kiln::onnx_frontend {
 namespace {
@@ -39,6 +41,14 @@ int32_t OnnxElementType(DataType dtype) {
 
 onnx::TypeProto OnnxType(const Type& type) {
   onnx::TypeProto proto;
+  // A tuple is how Kiln holds a sequence: a sequence of its first element's tensor type (ONNX's
+  // body builders read the element type; an empty tuple has none and stays unset).
+  if (const auto* tuple = type.defined() ? type.as<TupleTypeNode>() : nullptr) {
+    if (!tuple->fields.empty() && tuple->fields[0].as<TensorTypeNode>()) {
+      *proto.mutable_sequence_type()->mutable_elem_type() = OnnxType(tuple->fields[0]);
+    }
+    return proto;
+  }
   const auto* tensor = type.defined() ? type.as<TensorTypeNode>() : nullptr;
   if (tensor == nullptr) return proto;
   onnx::TypeProto::Tensor* out = proto.mutable_tensor_type();
@@ -49,6 +59,44 @@ onnx::TypeProto OnnxType(const Type& type) {
     if (d.is_static()) dim->set_dim_value(d.value);
   }
   return proto;
+}
+
+// The deepest subgraph nesting RenameCaptured walks (ONNX's bodies nest one Loop deep).
+constexpr int kMaxSubgraphDepth = 8;
+
+// libonnx's FunctionExpandHelper renames the body's values in its nodes' inputs and outputs but
+// copies subgraph attributes as they are, so a Loop body's reads of the function's inputs and
+// internal values would name values that no longer exist. This renames those reads the same
+// way: a formal input or output to the node's, an internal value to "Func_<prefix><name>".
+// Names a subgraph defines itself (its inputs, initializers, node outputs) shadow outer ones.
+absl::Status RenameCaptured(onnx::GraphProto* graph,
+                            const std::map<std::string, std::string>& renamed,
+                            std::set<std::string> local, int depth) {
+  if (depth > kMaxSubgraphDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a function body's subgraphs nest more than ", kMaxSubgraphDepth, " deep"));
+  }
+  for (const onnx::ValueInfoProto& input : graph->input()) local.insert(input.name());
+  for (const onnx::TensorProto& init : graph->initializer()) local.insert(init.name());
+  for (const onnx::NodeProto& node : graph->node()) {
+    for (const std::string& out : node.output()) local.insert(out);
+  }
+  auto rename = [&](std::string* name) {
+    if (local.count(*name)) return;
+    auto it = renamed.find(*name);
+    if (it != renamed.end()) *name = it->second;
+  };
+  for (onnx::NodeProto& node : *graph->mutable_node()) {
+    for (std::string& input : *node.mutable_input()) rename(&input);
+    for (onnx::AttributeProto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) KILN_RETURN_IF_ERROR(RenameCaptured(attr.mutable_g(), renamed, local, depth + 1));
+      for (onnx::GraphProto& g : *attr.mutable_graphs()) {
+        KILN_RETURN_IF_ERROR(RenameCaptured(&g, renamed, local, depth + 1));
+      }
+    }
+  }
+  for (onnx::ValueInfoProto& output : *graph->mutable_output()) rename(output.mutable_name());
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -87,8 +135,17 @@ absl::StatusOr<ExpandedNode> ExpandFunctionNode(const onnx::NodeProto& node, int
   if (schema->HasFunction()) {
     function = *schema->GetFunction();
   } else if (schema->HasContextDependentFunction()) {
+    // libonnx's builders dereference the types they read unchecked: every input present needs
+    // one ONNX can express (a sequence needs an element type), or the expansion is refused.
     std::vector<onnx::TypeProto> types;
-    for (const Type& type : input_types) types.push_back(OnnxType(type));
+    for (size_t i = 0; i < input_types.size(); ++i) {
+      types.push_back(OnnxType(input_types[i]));
+      if (input_types[i].defined() && types.back().value_case() == onnx::TypeProto::VALUE_NOT_SET) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            node.op_type(), "'s input ", i, " has a type ONNX's function body builder cannot take "
+            "(an empty sequence, or neither a tensor nor a sequence of tensors)"));
+      }
+    }
     onnx::FunctionBodyBuildContextImpl context(node, types);
     bool built = false;
     try {
@@ -116,6 +173,24 @@ absl::StatusOr<ExpandedNode> ExpandFunctionNode(const onnx::NodeProto& node, int
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("ONNX could not expand the function body of ", node.op_type(), ": ", e.what()));
+  }
+  std::map<std::string, std::string> renamed;
+  for (const onnx::NodeProto& inner : function.node()) {
+    for (const std::string& out : inner.output()) renamed[out] = absl::StrCat("Func_", prefix, out);
+  }
+  for (int i = 0; i < function.input_size(); ++i) {
+    renamed[function.input(i)] = i < node.input_size() ? node.input(i) : "";
+  }
+  for (int i = 0; i < function.output_size(); ++i) {
+    renamed[function.output(i)] = i < node.output_size() ? node.output(i) : "";
+  }
+  for (onnx::NodeProto& inner : *expanded.body.mutable_node()) {
+    for (onnx::AttributeProto& attr : *inner.mutable_attribute()) {
+      if (attr.has_g()) KILN_RETURN_IF_ERROR(RenameCaptured(attr.mutable_g(), renamed, {}, 1));
+      for (onnx::GraphProto& g : *attr.mutable_graphs()) {
+        KILN_RETURN_IF_ERROR(RenameCaptured(&g, renamed, {}, 1));
+      }
+    }
   }
   // An optional attribute the node leaves out and the schema gives no default reaches the body
   // as an attribute of type UNDEFINED (libonnx 1.12 copies the schema's empty default): it means

@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
@@ -38,31 +39,26 @@ std::string NodeSourceName(const onnx::NodeProto& node, int index) {
   return node.name().empty() ? absl::StrCat(node.op_type(), "_", index) : node.name();
 }
 
-absl::StatusOr<Type> InputType(const onnx::ValueInfoProto& input,
-                               const OnnxImportOptions& options) {
-  const std::string& name = input.name();
-  if (!input.type().has_tensor_type()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("graph input '", name, "' is not a tensor (sequence, map and optional "
-                                            "inputs are not supported)"));
-  }
-  const onnx::TypeProto::Tensor& tensor = input.type().tensor_type();
+// The type of the tensor graph input `name` (or element of a sequence input), its shape
+// `shape_override` when given, else the model's.
+absl::StatusOr<Type> TensorInputType(const std::string& name, const onnx::TypeProto::Tensor& tensor,
+                                     const std::vector<int64_t>* shape_override,
+                                     const OnnxImportOptions& options) {
   auto dtype = onnx_frontend::DataTypeFromOnnx(tensor.elem_type());
   if (!dtype.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("graph input '", name, "': ", dtype.status().message()));
   }
   std::vector<Dim> dims;
-  auto override_it = options.input_shapes.find(name);
-  const size_t rank = override_it != options.input_shapes.end() ? override_it->second.size()
-                      : tensor.has_shape() ? static_cast<size_t>(tensor.shape().dim_size())
-                                           : 0;
+  const size_t rank = shape_override != nullptr ? shape_override->size()
+                      : tensor.has_shape()      ? static_cast<size_t>(tensor.shape().dim_size())
+                                                : 0;
   if (rank > static_cast<size_t>(kMaxTensorRank)) {
     return absl::InvalidArgumentError(absl::StrCat("graph input '", name, "' has rank ", rank,
                                                    ", more than the limit of ", kMaxTensorRank));
   }
-  if (override_it != options.input_shapes.end()) {
-    for (int64_t d : override_it->second) {
+  if (shape_override != nullptr) {
+    for (int64_t d : *shape_override) {
       if (d < 0) {
         return absl::InvalidArgumentError(
             absl::StrCat("input shape override for '", name, "' has negative dim ", d));
@@ -107,6 +103,29 @@ absl::StatusOr<Type> InputType(const onnx::ValueInfoProto& input,
         " elements (the importer's limit on one tensor)"));
   }
   return Type(MakeTensorType(std::move(dims), *dtype));
+}
+
+// The element shapes of sequence input `name` as the options give them, or an error.
+absl::StatusOr<const std::vector<std::vector<int64_t>>*> SequenceInputShapes(
+    const onnx::ValueInfoProto& input, const OnnxImportOptions& options) {
+  const std::string& name = input.name();
+  const onnx::TypeProto::Sequence& sequence = input.type().sequence_type();
+  if (!sequence.elem_type().has_tensor_type()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph input '", name, "' is a sequence of non-tensors, not supported"));
+  }
+  auto it = options.input_sequence_shapes.find(name);
+  if (it == options.input_sequence_shapes.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph input '", name, "' is a sequence: give its element shapes (a sequence's length is "
+        "static in Kiln; OnnxImportOptions::input_sequence_shapes)"));
+  }
+  if (static_cast<int64_t>(it->second.size()) > options.max_graph_nodes) {
+    return absl::InvalidArgumentError(absl::StrCat("sequence input '", name, "' has ",
+                                                   it->second.size(), " elements, more than ",
+                                                   options.max_graph_nodes));
+  }
+  return &it->second;
 }
 
 class GraphImporter {
@@ -194,22 +213,71 @@ class GraphImporter {
             MakeRef<ConstantNode>(std::move(data), ExprFields{SpanFor(init.name()), type, nullptr});
       }
     }
+    std::set<std::string> input_names;
     for (const onnx::ValueInfoProto& input : graph_.input()) {
       if (values_.count(input.name())) continue;  // an initializer listed as input
-      KILN_ASSIGN_OR_RETURN(Type type, InputType(input, options_));
+      input_names.insert(input.name());
+      if (input.type().has_sequence_type()) {
+        KILN_RETURN_IF_ERROR(AddSequenceInput(input));
+        continue;
+      }
+      if (!input.type().has_tensor_type()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "graph input '", input.name(), "' is not a tensor or a sequence of tensors (map and "
+            "optional inputs are not supported)"));
+      }
+      auto shape = options_.input_shapes.find(input.name());
+      KILN_ASSIGN_OR_RETURN(
+          Type type,
+          TensorInputType(input.name(), input.type().tensor_type(),
+                          shape == options_.input_shapes.end() ? nullptr : &shape->second,
+                          options_));
       Var param = MakeRef<VarNode>(ValidUtf8(input.name()), type,
                                    ExprFields{SpanFor(input.name()), type, nullptr});
       input_params_.push_back(param);
       values_[input.name()] = param;
     }
     for (const auto& [name, shape] : options_.input_shapes) {
-      bool found = false;
-      for (const Var& param : input_params_) found |= param->name_hint == ValidUtf8(name);
-      if (!found) {
+      if (!input_names.count(name)) {
         return absl::InvalidArgumentError(
             absl::StrCat("input shape override names '", name, "', which is not a graph input"));
       }
     }
+    for (const auto& [name, shapes] : options_.input_sequence_shapes) {
+      if (!input_names.count(name)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sequence element shapes name '", name, "', which is not a graph input"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Sequence input `input`: one tensor parameter `name.i` per element of the shapes the options
+  // give, the sequence their tuple.
+  absl::Status AddSequenceInput(const onnx::ValueInfoProto& input) {
+    KILN_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>>* shapes,
+                          SequenceInputShapes(input, options_));
+    const onnx::TypeProto::Tensor& element = input.type().sequence_type().elem_type().tensor_type();
+    std::vector<Expr> fields;
+    std::vector<Type> types;
+    for (size_t i = 0; i < shapes->size(); ++i) {
+      std::string name = absl::StrCat(input.name(), ".", i);
+      for (const onnx::ValueInfoProto& other : graph_.input()) {
+        if (other.name() == name) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "sequence input '", input.name(), "' element ", i, " would be named '", name,
+              "', which another graph input has"));
+        }
+      }
+      KILN_ASSIGN_OR_RETURN(Type type, TensorInputType(name, element, &(*shapes)[i], options_));
+      Var param = MakeRef<VarNode>(ValidUtf8(name), type,
+                                   ExprFields{SpanFor(input.name()), type, nullptr});
+      input_params_.push_back(param);
+      fields.push_back(param);
+      types.push_back(type);
+    }
+    values_[input.name()] = MakeRef<TupleNode>(
+        std::move(fields), ExprFields{SpanFor(input.name()), MakeTupleType(std::move(types)), nullptr});
     return absl::OkStatus();
   }
 
@@ -471,9 +539,25 @@ class GraphImporter {
         return absl::InvalidArgumentError(
             absl::StrCat("graph output '", output.name(), "' is not produced by any node"));
       }
-      outputs.push_back(it->second);
-      output_types.push_back(it->second->checked_type);
-      output_spans.push_back(it->second->span);
+      std::vector<Expr> values = {it->second};
+      // A sequence (a tuple) is returned as its elements.
+      if (const auto* tuple = it->second->checked_type.as<TupleTypeNode>()) {
+        values.clear();
+        for (size_t i = 0; i < tuple->fields.size(); ++i) {
+          if (!tuple->fields[i].as<TensorTypeNode>()) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "graph output '", output.name(), "' is a sequence of non-tensors, not supported"));
+          }
+          values.push_back(MakeRef<TupleGetItemNode>(
+              it->second, static_cast<int>(i),
+              ExprFields{it->second->span, tuple->fields[i], nullptr}));
+        }
+      }
+      for (const Expr& value : values) {
+        outputs.push_back(value);
+        output_types.push_back(value->checked_type);
+        output_spans.push_back(value->span);
+      }
     }
     if (outputs.empty()) return absl::InvalidArgumentError("the graph has no outputs");
     Expr body;

@@ -25,6 +25,11 @@ struct OnnxImportOptions {
   bool initializers_as_params = false;
   // Static shapes for graph inputs, replacing symbolic or fixed dims.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // The element count and shapes of sequence graph inputs (a sequence's length is part of its
+  // static type in Kiln, as a tensor's shape is): element i of input `name` becomes the tensor
+  // parameter `name.i` of main, and the sequence a tuple of them. A sequence graph output is
+  // returned as its elements, in order, among main's outputs.
+  std::map<std::string, std::vector<std::vector<int64_t>>> input_sequence_shapes;
   // Values of graph inputs known at compile time (specialization, as TVM's
   // freeze_params does for chosen inputs). A value is used only where an
   // operator needs one at compile time (a Reshape's shape, TopK's k, Resize's

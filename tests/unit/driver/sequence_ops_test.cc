@@ -1,6 +1,7 @@
 // The sequence operators (engine/frontend/onnx/sequence_converters.cc) on sequences known at
 // import time: negative positions, insert and erase, ConcatFromSequence with a new axis,
-// SplitToSequence by a scalar split whose last piece is shorter, and positions out of range.
+// SplitToSequence by a scalar split whose last piece is shorter, and positions out of range;
+// sequences as graph inputs and outputs (their element shapes given), and SequenceMap.
 // Expected values follow from the inputs by the operators' definitions, worked out by hand.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -83,6 +84,88 @@ TEST(SequenceOpsTest, PositionsOutsideTheSequenceAreErrorsNamingTheNode) {
   ASSERT_FALSE(CompileOnnx(b.Bytes(), options, &failure).ok());
   EXPECT_THAT(failure.status.message(), HasSubstr("at_three"));
   EXPECT_THAT(failure.status.message(), HasSubstr("position 3 is outside [-2, 1]"));
+}
+
+}  // namespace
+}  // namespace kiln::driver
+
+namespace kiln::driver {
+namespace {
+
+// A graph input (or output) `name` of type sequence(tensor(float)) on `b`'s graph.
+void SequenceValue(onnx::ValueInfoProto* value, const std::string& name) {
+  value->set_name(name);
+  value->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
+}
+
+// A sequence graph input is a tuple of tensor parameters `s.0`, `s.1`, ... whose shapes the
+// options give; a sequence graph output comes back as its elements among the outputs.
+TEST(SequenceOpsTest, SequenceGraphInputsAndOutputsAreTheirElements) {
+  OnnxModelBuilder b(16);
+  SequenceValue(b.model().mutable_graph()->add_input(), "s");
+  b.Input("t", {1});
+  SequenceValue(b.model().mutable_graph()->add_output(), "s2");
+  b.Output("n");
+  b.Node("SequenceInsert", {"s", "t"}, {"s2"}, "insert");
+  b.Node("SequenceLength", {"s2"}, {"n"}, "length");
+  CompileOptions options;
+  options.codegen = HostCodegenOptions();
+  options.import.input_sequence_shapes["s"] = {{2}, {3}};
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(b.Bytes(), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  for (bool native : {false, true}) {
+    ModelTensors tensors = MakeModelTensors(*compiled);
+    ASSERT_EQ(tensors.inputs.size(), 3u);
+    ASSERT_EQ(tensors.outputs.size(), 4u);  // the three elements of s2, then n
+    tensors.inputs[0] = Floats({2}, {1, 2});
+    tensors.inputs[1] = Floats({3}, {3, 4, 5});
+    tensors.inputs[2] = Floats({1}, {6});
+    std::vector<loop::HostTensor*> in, out;
+    for (auto& t : tensors.inputs) in.push_back(&t);
+    for (auto& t : tensors.outputs) out.push_back(&t);
+    absl::Status ran = native ? RunNative(*compiled, in, out) : RunModel(*compiled, in, out);
+    ASSERT_TRUE(ran.ok()) << ran;
+    EXPECT_THAT(tensors.outputs[0].ToDoubles(), ElementsAre(1, 2));
+    EXPECT_THAT(tensors.outputs[1].ToDoubles(), ElementsAre(3, 4, 5));
+    EXPECT_THAT(tensors.outputs[2].ToDoubles(), ElementsAre(6));
+    EXPECT_THAT(tensors.outputs[3].ToDoubles(), ElementsAre(3));
+  }
+  // Without the element shapes the sequence's length is unknown: an error saying what to give.
+  CompileOptions bare;
+  CompileFailure failure;
+  ASSERT_FALSE(CompileOnnx(b.Bytes(), bare, &failure).ok());
+  EXPECT_THAT(failure.status.message(), HasSubstr("graph input 's' is a sequence: give its element shapes"));
+}
+
+// SequenceMap expands through ONNX's own function body: a Loop whose body reads the mapped
+// sequence from the enclosing graph (libonnx leaves such reads unrenamed; the importer renames
+// them). This once crashed inside libonnx, which was handed no type for the sequence.
+TEST(SequenceOpsTest, SequenceMapOverAConstructedSequence) {
+  OnnxModelBuilder b(17);
+  b.Input("a", {2}).Input("b", {2}).Output("y");
+  b.Node("SequenceConstruct", {"a", "b"}, {"s"}, "construct");
+  onnx::NodeProto& map = b.Node("SequenceMap", {"s"}, {"negated"}, "map");
+  onnx::AttributeProto* body = map.add_attribute();
+  body->set_name("body");
+  body->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* g = body->mutable_g();
+  g->set_name("negate");
+  auto* x = g->add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* y = g->add_output();
+  y->set_name("x_neg");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  onnx::NodeProto* neg = g->add_node();
+  neg->set_op_type("Neg");
+  neg->add_input("x");
+  neg->add_output("x_neg");
+  onnx::NodeProto& concat = b.Node("ConcatFromSequence", {"negated"}, {"y"}, "concat");
+  OnnxModelBuilder::IntAttr(concat, "axis", 0);
+  auto out = RunAll(b.Bytes(), {Floats({2}, {1, 2}), Floats({2}, {3, 4})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0], ElementsAre(-1, -2, -3, -4));
 }
 
 }  // namespace

@@ -129,8 +129,21 @@ def cnn():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def sequence_input():
+    seq = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)
+    nodes = [
+        helper.make_node("SequenceLength", ["s"], ["n"], name="length"),
+        helper.make_node("ConcatFromSequence", ["s"], ["y"], name="concat", axis=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "sequence_input", [seq],
+        [helper.make_tensor_value_info("n", TensorProto.INT64, []),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
 MODELS = {"expanded_activations": expanded_activations, "unsupported": unsupported,
-          "encoder": encoder, "cnn": cnn}
+          "encoder": encoder, "cnn": cnn, "sequence_input": sequence_input}
 
 if __name__ == "__main__":
     onnx.save(MODELS[sys.argv[1]](), sys.argv[2])
