@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/frontend/onnx/convert_context.h"
+#include "engine/support/status_macros.h"
 
 namespace kiln::tools {
 namespace {
@@ -176,19 +177,18 @@ absl::StatusOr<loop::HostTensor> ReadTensorFile(const std::string& path, int64_t
   return loop::HostTensor::FromTensorData(*data);
 }
 
-absl::StatusOr<std::vector<loop::HostTensor>> ReadTensorSequenceFile(const std::string& path,
-                                                                     int64_t max_elements) {
-  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
-  if (!bytes.ok()) return bytes.status();
-  onnx::SequenceProto proto;
-  if (!proto.ParseFromString(*bytes) ||
-      (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.tensor_values_size() > 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is not an ONNX SequenceProto of tensors"));
+namespace {
+
+// The tensors of `sequence`, at most `max_elements` elements in all.
+absl::StatusOr<std::vector<loop::HostTensor>> SequenceTensors(const std::string& path,
+                                                              const onnx::SequenceProto& sequence,
+                                                              int64_t max_elements) {
+  if (sequence.elem_type() != onnx::SequenceProto::TENSOR && sequence.tensor_values_size() > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": a sequence of non-tensors"));
   }
   std::vector<loop::HostTensor> tensors;
   int64_t elements = 0;
-  for (const onnx::TensorProto& tensor : proto.tensor_values()) {
+  for (const onnx::TensorProto& tensor : sequence.tensor_values()) {
     absl::StatusOr<TensorData> data = onnx_frontend::TensorFromProto(tensor, max_elements - elements);
     if (!data.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": ", data.status().message()));
@@ -197,6 +197,42 @@ absl::StatusOr<std::vector<loop::HostTensor>> ReadTensorSequenceFile(const std::
     tensors.push_back(loop::HostTensor::FromTensorData(*data));
   }
   return tensors;
+}
+
+}  // namespace
+
+absl::StatusOr<TensorContainer> ReadTensorContainerFile(const std::string& path, bool optional,
+                                                        int64_t max_elements) {
+  absl::StatusOr<std::string> bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status();
+  TensorContainer container;
+  if (!optional) {
+    onnx::SequenceProto sequence;
+    if (!sequence.ParseFromString(*bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(path, " is not an ONNX SequenceProto"));
+    }
+    KILN_ASSIGN_OR_RETURN(container.tensors, SequenceTensors(path, sequence, max_elements));
+    return container;
+  }
+  onnx::OptionalProto proto;
+  if (!proto.ParseFromString(*bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not an ONNX OptionalProto"));
+  }
+  if (proto.has_tensor_value()) {
+    absl::StatusOr<TensorData> data = onnx_frontend::TensorFromProto(proto.tensor_value(), max_elements);
+    if (!data.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": ", data.status().message()));
+    }
+    container.kind = TensorContainer::kOptionalTensor;
+    container.tensors.push_back(loop::HostTensor::FromTensorData(*data));
+  } else if (proto.has_sequence_value()) {
+    container.kind = TensorContainer::kSequence;
+    KILN_ASSIGN_OR_RETURN(container.tensors,
+                          SequenceTensors(path, proto.sequence_value(), max_elements));
+  } else {
+    container.kind = TensorContainer::kEmptyOptional;
+  }
+  return container;
 }
 
 absl::Status WriteTensorFile(const std::string& path, const loop::HostTensor& tensor,

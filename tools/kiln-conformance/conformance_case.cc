@@ -56,33 +56,46 @@ std::string FirstLine(const absl::Status& status) {
 }
 
 // input_0.pb, input_1.pb, ... (or output_*) in index order.
-// The test's `prefix` files (input_0.pb, ...) for `values` (the graph's inputs less its
-// initializers, or its outputs), in order: a tensor file for a tensor, a SequenceProto file for a
-// sequence, whose elements are appended in order (as Kiln's main takes and returns them).
-// `sequence_shapes` receives each sequence's element shapes.
-absl::StatusOr<std::vector<loop::HostTensor>> ReadTensors(
-    const fs::path& dir, const std::string& prefix,
-    const std::vector<const onnx::ValueInfoProto*>& values,
-    std::map<std::string, std::vector<std::vector<int64_t>>>* sequence_shapes) {
+// The tensors of a test's input or output files, flattened as Kiln's main takes and returns
+// them: a sequence's elements in order, an optional's value (nothing when empty).
+struct TestTensors {
   std::vector<loop::HostTensor> tensors;
+  std::vector<size_t> counts;  // tensors per graph value
+  std::map<std::string, std::vector<std::vector<int64_t>>> sequence_shapes;
+  std::set<std::string> empty_optionals;
+};
+
+// The test's `prefix` files (input_0.pb, ...) for `values` (the graph's inputs less its
+// initializers, or its outputs), in order: a TensorProto, SequenceProto or OptionalProto file
+// as the value's type says.
+absl::StatusOr<TestTensors> ReadTensors(const fs::path& dir, const std::string& prefix,
+                                        const std::vector<const onnx::ValueInfoProto*>& values) {
+  TestTensors out;
   for (size_t i = 0; i < values.size(); ++i) {
     fs::path path = dir / absl::StrCat(prefix, "_", i, ".pb");
     if (!fs::exists(path)) break;
-    if (values[i]->type().has_sequence_type()) {
-      KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> elements,
-                            tools::ReadTensorSequenceFile(path.string(), kMaxTensorElements));
-      std::vector<std::vector<int64_t>>& shapes = (*sequence_shapes)[values[i]->name()];
-      for (loop::HostTensor& element : elements) {
-        shapes.push_back(element.shape);
-        tensors.push_back(std::move(element));
+    const std::string& name = values[i]->name();
+    const onnx::TypeProto& type = values[i]->type();
+    const size_t before = out.tensors.size();
+    if (type.has_sequence_type() || type.has_optional_type()) {
+      KILN_ASSIGN_OR_RETURN(tools::TensorContainer container,
+                            tools::ReadTensorContainerFile(path.string(), type.has_optional_type(),
+                                                           kMaxTensorElements));
+      if (container.kind == tools::TensorContainer::kEmptyOptional) {
+        out.empty_optionals.insert(name);
+      } else if (container.kind == tools::TensorContainer::kSequence) {
+        std::vector<std::vector<int64_t>>& shapes = out.sequence_shapes[name];
+        for (const loop::HostTensor& t : container.tensors) shapes.push_back(t.shape);
       }
-      continue;
+      for (loop::HostTensor& t : container.tensors) out.tensors.push_back(std::move(t));
+    } else {
+      KILN_ASSIGN_OR_RETURN(loop::HostTensor tensor,
+                            tools::ReadTensorFile(path.string(), kMaxTensorElements));
+      out.tensors.push_back(std::move(tensor));
     }
-    KILN_ASSIGN_OR_RETURN(loop::HostTensor tensor,
-                          tools::ReadTensorFile(path.string(), kMaxTensorElements));
-    tensors.push_back(std::move(tensor));
+    out.counts.push_back(out.tensors.size() - before);
   }
-  return tensors;
+  return out;
 }
 
 // The first element where `actual` and `expected` differ beyond tolerance,
@@ -139,26 +152,23 @@ CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance, driver::Bac
   driver::CompileOptions options;
   if (backend == driver::Backend::kNative) options.codegen = driver::HostCodegenOptions();
   fs::path data_dir = dir / "test_data_set_0";
-  std::map<std::string, std::vector<std::vector<int64_t>>> output_sequence_shapes;
-  absl::StatusOr<std::vector<loop::HostTensor>> inputs =
-      ReadTensors(data_dir, "input", graph_inputs, &options.import.input_sequence_shapes);
-  if (!inputs.ok()) return {Stage::kImportError, FirstLine(inputs.status())};
-  absl::StatusOr<std::vector<loop::HostTensor>> expected =
-      ReadTensors(data_dir, "output", graph_outputs, &output_sequence_shapes);
-  if (!expected.ok()) return {Stage::kImportError, FirstLine(expected.status())};
+  absl::StatusOr<TestTensors> read_inputs = ReadTensors(data_dir, "input", graph_inputs);
+  if (!read_inputs.ok()) return {Stage::kImportError, FirstLine(read_inputs.status())};
+  absl::StatusOr<TestTensors> read_expected = ReadTensors(data_dir, "output", graph_outputs);
+  if (!read_expected.ok()) return {Stage::kImportError, FirstLine(read_expected.status())};
+  std::vector<loop::HostTensor>* inputs = &read_inputs->tensors;
+  std::vector<loop::HostTensor>* expected = &read_expected->tensors;
+  options.import.input_sequence_shapes = read_inputs->sequence_shapes;
+  options.import.empty_optional_inputs = read_inputs->empty_optionals;
   std::map<std::string, TensorData> values;
   size_t next_input = 0;
-  for (const onnx::ValueInfoProto* input : graph_inputs) {
-    auto sequence = options.import.input_sequence_shapes.find(input->name());
-    if (sequence != options.import.input_sequence_shapes.end()) {
-      next_input += sequence->second.size();
-      continue;
+  for (size_t k = 0; k < read_inputs->counts.size(); ++k) {
+    const std::string& name = graph_inputs[k]->name();
+    if (!read_inputs->sequence_shapes.count(name) && read_inputs->counts[k] == 1) {
+      options.import.input_shapes[name] = (*inputs)[next_input].shape;
+      values[name] = (*inputs)[next_input].ToTensorData();
     }
-    if (next_input < inputs->size()) {
-      options.import.input_shapes[input->name()] = (*inputs)[next_input].shape;
-      values[input->name()] = (*inputs)[next_input].ToTensorData();
-    }
-    ++next_input;
+    next_input += read_inputs->counts[k];
   }
 
   driver::CompileFailure failure;

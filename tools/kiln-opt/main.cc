@@ -44,6 +44,9 @@ ABSL_FLAG(std::string, sequence_input, "",
           "element shapes of an ONNX sequence graph input, NAME=[D0,D1,...][...]... (one "
           "bracket per element, [] a scalar, none an empty sequence): its elements become the "
           "parameters NAME.0, NAME.1, ... (repeatable; several separated by ';')");
+ABSL_FLAG(std::string, empty_optional_input, "",
+          "an ONNX optional graph input that holds no value (repeatable; comma-separated); any "
+          "other optional input holds one, typed by --input-shape or --sequence-input");
 ABSL_FLAG(bool, no_span_filling, false, "import ONNX without source spans");
 ABSL_FLAG(bool, initializers_as_params, false,
           "import ONNX initializers as parameters of @main (after the inputs) instead of "
@@ -217,7 +220,8 @@ struct RepeatedFlag {
   const char* separator;
 };
 constexpr RepeatedFlag kRepeatedFlags[] = {
-    {"input_shape", ";"},  {"sequence_input", ";"}, {"disable_pass", ","}, {"required_pass", ","},
+    {"input_shape", ";"},  {"sequence_input", ";"}, {"empty_optional_input", ","},
+    {"disable_pass", ","}, {"required_pass", ","},
     {"print_before", ","}, {"print_after", ","},
 };
 
@@ -324,6 +328,9 @@ bool CompileOptionsFromFlags(const std::vector<std::string>& configs, int opt_le
       !ParseSequenceInputs(absl::GetFlag(FLAGS_sequence_input),
                            &options->import.input_sequence_shapes, error)) {
     return false;
+  }
+  for (const std::string& name : SplitNames(absl::GetFlag(FLAGS_empty_optional_input))) {
+    options->import.empty_optional_inputs.insert(name);
   }
   // Without -O the context keeps PassContext's default level (2).
   options->opt_level = opt_level >= 0 ? opt_level : 2;

@@ -26,6 +26,7 @@ const ConverterTable& ConverterTable::Builtin() {
     RegisterTrainingConverters(*t);
     RegisterMaxUnpoolConverter(*t);
     RegisterSpectralConverters(*t);
+    RegisterOptionalConverters(*t);
     return t;
   }();
   return *table;

@@ -44,5 +44,6 @@ void RegisterSequenceConverters(ConverterTable& table);     // sequence_converte
 void RegisterTrainingConverters(ConverterTable& table);     // training_converters.cc
 void RegisterMaxUnpoolConverter(ConverterTable& table);     // max_unpool_converter.cc
 void RegisterSpectralConverters(ConverterTable& table);     // spectral_converters.cc
+void RegisterOptionalConverters(ConverterTable& table);     // optional_converters.cc
 
 }  // namespace kiln::onnx_frontend

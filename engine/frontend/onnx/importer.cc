@@ -18,6 +18,7 @@
 #include "engine/frontend/onnx/control_flow.h"
 #include "engine/frontend/onnx/converter_table.h"
 #include "engine/frontend/onnx/function_expansion.h"
+#include "engine/frontend/onnx/gradient.h"
 #include "engine/support/request_limits.h"
 #include "engine/support/status_macros.h"
 #include "engine/support/utf8.h"
@@ -107,9 +108,8 @@ absl::StatusOr<Type> TensorInputType(const std::string& name, const onnx::TypePr
 
 // The element shapes of sequence input `name` as the options give them, or an error.
 absl::StatusOr<const std::vector<std::vector<int64_t>>*> SequenceInputShapes(
-    const onnx::ValueInfoProto& input, const OnnxImportOptions& options) {
-  const std::string& name = input.name();
-  const onnx::TypeProto::Sequence& sequence = input.type().sequence_type();
+    const std::string& name, const onnx::TypeProto::Sequence& sequence,
+    const OnnxImportOptions& options) {
   if (!sequence.elem_type().has_tensor_type()) {
     return absl::InvalidArgumentError(
         absl::StrCat("graph input '", name, "' is a sequence of non-tensors, not supported"));
@@ -165,7 +165,9 @@ class GraphImporter {
     for (const onnx::NodeProto& node : graph.node()) {
       if (!IsDefaultDomain(node.domain())) {
         std::string op = QualifiedOpType(node.domain(), node.op_type());
-        if (table.Find(op) == nullptr) ++(*unsupported)[op];
+        if (table.Find(op) == nullptr && !onnx_frontend::IsGradientOp(node.domain(), node.op_type())) {
+          ++(*unsupported)[op];
+        }
       } else if (onnx_frontend::IsControlFlowOp(node.op_type())) {
         if (depth >= kMaxFunctionDepth) continue;  // Convert reports the nesting
         for (const onnx::AttributeProto& attr : node.attribute()) {
@@ -218,13 +220,18 @@ class GraphImporter {
       if (values_.count(input.name())) continue;  // an initializer listed as input
       input_names.insert(input.name());
       if (input.type().has_sequence_type()) {
-        KILN_RETURN_IF_ERROR(AddSequenceInput(input));
+        KILN_ASSIGN_OR_RETURN(values_[input.name()],
+                              AddSequenceInput(input.name(), input.type().sequence_type()));
+        continue;
+      }
+      if (input.type().has_optional_type()) {
+        KILN_RETURN_IF_ERROR(AddOptionalInput(input));
         continue;
       }
       if (!input.type().has_tensor_type()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "graph input '", input.name(), "' is not a tensor or a sequence of tensors (map and "
-            "optional inputs are not supported)"));
+            "graph input '", input.name(), "' is not a tensor, a sequence of tensors or an "
+            "optional of either (map inputs are not supported)"));
       }
       auto shape = options_.input_shapes.find(input.name());
       KILN_ASSIGN_OR_RETURN(
@@ -249,35 +256,75 @@ class GraphImporter {
             "sequence element shapes name '", name, "', which is not a graph input"));
       }
     }
+    for (const std::string& name : options_.empty_optional_inputs) {
+      if (!input_names.count(name)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the empty optional inputs name '", name, "', which is not a graph input"));
+      }
+    }
     return absl::OkStatus();
   }
 
-  // Sequence input `input`: one tensor parameter `name.i` per element of the shapes the options
-  // give, the sequence their tuple.
-  absl::Status AddSequenceInput(const onnx::ValueInfoProto& input) {
-    KILN_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>>* shapes,
-                          SequenceInputShapes(input, options_));
-    const onnx::TypeProto::Tensor& element = input.type().sequence_type().elem_type().tensor_type();
-    std::vector<Expr> fields;
+  // A tuple of `fields` spanned by graph input `name`.
+  Expr InputTuple(const std::string& name, std::vector<Expr> fields) const {
     std::vector<Type> types;
+    for (const Expr& field : fields) types.push_back(field->checked_type);
+    return MakeRef<TupleNode>(std::move(fields),
+                              ExprFields{SpanFor(name), MakeTupleType(std::move(types)), nullptr});
+  }
+
+  // Sequence input `name` of type `sequence`: one tensor parameter `name.i` per element of the
+  // shapes the options give; returns their tuple.
+  absl::StatusOr<Expr> AddSequenceInput(const std::string& name,
+                                        const onnx::TypeProto::Sequence& sequence) {
+    KILN_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>>* shapes,
+                          SequenceInputShapes(name, sequence, options_));
+    const onnx::TypeProto::Tensor& element = sequence.elem_type().tensor_type();
+    std::vector<Expr> fields;
     for (size_t i = 0; i < shapes->size(); ++i) {
-      std::string name = absl::StrCat(input.name(), ".", i);
+      std::string element_name = absl::StrCat(name, ".", i);
       for (const onnx::ValueInfoProto& other : graph_.input()) {
-        if (other.name() == name) {
+        if (other.name() == element_name) {
           return absl::InvalidArgumentError(absl::StrCat(
-              "sequence input '", input.name(), "' element ", i, " would be named '", name,
+              "sequence input '", name, "' element ", i, " would be named '", element_name,
               "', which another graph input has"));
         }
       }
-      KILN_ASSIGN_OR_RETURN(Type type, TensorInputType(name, element, &(*shapes)[i], options_));
-      Var param = MakeRef<VarNode>(ValidUtf8(name), type,
-                                   ExprFields{SpanFor(input.name()), type, nullptr});
+      KILN_ASSIGN_OR_RETURN(Type type,
+                            TensorInputType(element_name, element, &(*shapes)[i], options_));
+      Var param = MakeRef<VarNode>(ValidUtf8(element_name), type,
+                                   ExprFields{SpanFor(name), type, nullptr});
       input_params_.push_back(param);
       fields.push_back(param);
-      types.push_back(type);
     }
-    values_[input.name()] = MakeRef<TupleNode>(
-        std::move(fields), ExprFields{SpanFor(input.name()), MakeTupleType(std::move(types)), nullptr});
+    return InputTuple(name, std::move(fields));
+  }
+
+  // Optional input `input`: the empty tuple when the options list it as empty, else the tuple of
+  // its value, a tensor parameter `name` or a sequence as AddSequenceInput makes it.
+  absl::Status AddOptionalInput(const onnx::ValueInfoProto& input) {
+    const std::string& name = input.name();
+    const onnx::TypeProto& element = input.type().optional_type().elem_type();
+    std::vector<Expr> fields;
+    if (options_.empty_optional_inputs.count(name)) {
+      // no value
+    } else if (element.has_tensor_type()) {
+      auto shape = options_.input_shapes.find(name);
+      KILN_ASSIGN_OR_RETURN(
+          Type type, TensorInputType(name, element.tensor_type(),
+                                     shape == options_.input_shapes.end() ? nullptr : &shape->second,
+                                     options_));
+      Var param = MakeRef<VarNode>(ValidUtf8(name), type, ExprFields{SpanFor(name), type, nullptr});
+      input_params_.push_back(param);
+      fields.push_back(param);
+    } else if (element.has_sequence_type()) {
+      KILN_ASSIGN_OR_RETURN(Expr sequence, AddSequenceInput(name, element.sequence_type()));
+      fields.push_back(sequence);
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "graph input '", name, "' is an optional of neither a tensor nor a sequence"));
+    }
+    values_[name] = InputTuple(name, std::move(fields));
     return absl::OkStatus();
   }
 
@@ -329,6 +376,12 @@ class GraphImporter {
       // A control-flow node also depends on the outer values its subgraphs read.
       std::vector<std::string> reads(graph_.node(i).input().begin(), graph_.node(i).input().end());
       CollectSubgraphReads(graph_.node(i), producer, &reads, 0);
+      // A Gradient node differentiates its `y`, which must be computed first.
+      if (onnx_frontend::IsGradientOp(graph_.node(i).domain(), graph_.node(i).op_type())) {
+        for (const onnx::AttributeProto& attr : graph_.node(i).attribute()) {
+          if (attr.name() == "y" && producer.count(attr.s())) reads.push_back(attr.s());
+        }
+      }
       for (const std::string& in : reads) {
         if (in.empty() || values_.count(in)) continue;
         auto it = producer.find(in);
@@ -408,12 +461,23 @@ class GraphImporter {
     onnx_frontend::Converter converter =
         ConverterTable::Builtin().Find(QualifiedOpType(node.domain(), node.op_type()));
     const bool control_flow = IsDefaultDomain(node.domain()) && onnx_frontend::IsControlFlowOp(node.op_type());
-    if (converter == nullptr && !control_flow) {
+    const bool gradient = onnx_frontend::IsGradientOp(node.domain(), node.op_type());
+    if (converter == nullptr && !control_flow && !gradient) {
       return ExpandFunction(node, index, opset, span, depth, inputs);
     }
     ConvertContext ctx(node, index, opset, span, std::move(inputs), options_);
     std::vector<Expr> outputs;
-    if (control_flow) {
+    if (gradient) {
+      // It differentiates the graph around it: only the main graph's nodes are at hand here.
+      if (depth != 0 || index >= graph_.node_size() || &graph_.node(index) != &node) {
+        return ctx.Error("Gradient is supported in the main graph only");
+      }
+      auto value_of = [&](const std::string& name) {
+        auto it = values_.find(name);
+        return it == values_.end() ? Expr() : it->second;
+      };
+      KILN_ASSIGN_OR_RETURN(outputs, onnx_frontend::ConvertGradient(ctx, graph_, value_of));
+    } else if (control_flow) {
       if (depth >= kMaxFunctionDepth) {
         return ctx.Error(absl::StrCat("control flow nests more than ", kMaxFunctionDepth, " deep"));
       }
@@ -539,18 +603,26 @@ class GraphImporter {
         return absl::InvalidArgumentError(
             absl::StrCat("graph output '", output.name(), "' is not produced by any node"));
       }
-      std::vector<Expr> values = {it->second};
-      // A sequence (a tuple) is returned as its elements.
-      if (const auto* tuple = it->second->checked_type.as<TupleTypeNode>()) {
-        values.clear();
-        for (size_t i = 0; i < tuple->fields.size(); ++i) {
-          if (!tuple->fields[i].as<TensorTypeNode>()) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                "graph output '", output.name(), "' is a sequence of non-tensors, not supported"));
-          }
-          values.push_back(MakeRef<TupleGetItemNode>(
-              it->second, static_cast<int>(i),
-              ExprFields{it->second->span, tuple->fields[i], nullptr}));
+      // A sequence or an optional (a tuple) is returned as its tensors, in order; an optional
+      // holding a sequence nests one tuple in another.
+      std::vector<Expr> values;
+      std::vector<std::pair<Expr, int>> pending = {{it->second, 0}};
+      while (!pending.empty()) {
+        auto [value, depth] = pending.back();
+        pending.pop_back();
+        const auto* tuple = value->checked_type.as<TupleTypeNode>();
+        if (tuple == nullptr) {
+          values.push_back(value);
+          continue;
+        }
+        if (depth >= 2) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "graph output '", output.name(), "' nests sequences or optionals too deeply"));
+        }
+        for (size_t i = tuple->fields.size(); i-- > 0;) {  // reversed: popped in order
+          pending.emplace_back(MakeRef<TupleGetItemNode>(value, static_cast<int>(i),
+                                                         ExprFields{value->span, tuple->fields[i], nullptr}),
+                               depth + 1);
         }
       }
       for (const Expr& value : values) {
@@ -641,6 +713,7 @@ absl::StatusOr<IRModule> ImportOnnxModel(std::string_view model_bytes,
 std::vector<std::string> SupportedOnnxOps() {
   std::vector<std::string> ops = onnx_frontend::ConverterTable::Builtin().OpTypes();
   for (const char* op : {"If", "Loop", "Scan"}) ops.push_back(op);  // control_flow.h
+  ops.push_back(QualifiedOpType(onnx_frontend::kTrainingDomain, "Gradient"));  // gradient.h
   std::sort(ops.begin(), ops.end());
   return ops;
 }

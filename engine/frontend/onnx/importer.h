@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,10 @@ struct OnnxImportOptions {
   // parameter `name.i` of main, and the sequence a tuple of them. A sequence graph output is
   // returned as its elements, in order, among main's outputs.
   std::map<std::string, std::vector<std::vector<int64_t>>> input_sequence_shapes;
+  // Optional graph inputs that hold no value (an empty optional). Any other optional input holds
+  // one, typed by input_shapes or input_sequence_shapes as a plain input would be; an optional
+  // graph output is returned as its value's tensors (none when empty).
+  std::set<std::string> empty_optional_inputs;
   // Values of graph inputs known at compile time (specialization, as TVM's
   // freeze_params does for chosen inputs). A value is used only where an
   // operator needs one at compile time (a Reshape's shape, TopK's k, Resize's

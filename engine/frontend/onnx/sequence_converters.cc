@@ -3,8 +3,8 @@
 // folded values, or inputs the caller gives values for), so SequenceAt reads a field,
 // SequenceInsert and SequenceErase build a new tuple, SequenceLength is a constant,
 // ConcatFromSequence a concatenate (of expanded tensors with new_axis) and SplitToSequence the
-// slices of its input. Sequences as graph inputs or outputs (their length only known at run
-// time) stay unsupported.
+// slices of its input. A sequence graph input is typed by its element shapes
+// (OnnxImportOptions::input_sequence_shapes), its length static like a tensor's shape.
 #include <algorithm>
 #include <string>
 #include <vector>

@@ -182,7 +182,7 @@ bool IsSupported(std::string_view op) {
   if (IsBinary(op)) return true;
   for (std::string_view name : {"shape_of", "where", "cast", "take", "concatenate", "expand_dims",
                                 "squeeze", "reshape", "strided_slice", "broadcast_to", "negative",
-                                "abs"}) {
+                                "abs", "logical_not"}) {
     if (op == name) return true;
   }
   return false;
@@ -215,6 +215,12 @@ Result Evaluate(std::string_view op, const AttrsNode& attrs, const std::vector<S
   }
   if (op == "cast" || op == "expand_dims" || op == "squeeze" || op == "reshape") {
     for (const ShapeElement& e : args[0].elements) out.elements.push_back(Narrow(e, dtype));
+    return out;
+  }
+  if (op == "logical_not") {  // a Loop body's Not(OptionalHasElement(...)) selects an If branch
+    for (const ShapeElement& e : args[0].elements) {
+      out.elements.push_back(e.known ? Known(e.value == 0) : Unknown());
+    }
     return out;
   }
   if (op == "negative" || op == "abs") {  // LayerNormalization's body negates its axis

@@ -43,7 +43,7 @@ struct ShapeTensor {
 
 // What import-time shape arithmetic knows of `expr`: small integer and bool
 // constants, shape_of of any tensor (static dims known, symbolic ones by
-// name), and negative, abs, add, subtract, multiply, divide, floor_mod, mod, maximum,
+// name), and negative, abs, logical_not, add, subtract, multiply, divide, floor_mod, mod, maximum,
 // minimum, equal, less, greater, where, cast, take, concatenate, expand_dims,
 // squeeze, reshape, strided_slice and broadcast_to of such values. nullopt for
 // anything else or when too large; an error for index out of range or

@@ -142,8 +142,18 @@ def sequence_input():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def optional_input():
+    opt = helper.make_value_info(
+        "o", helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2])))
+    nodes = [helper.make_node("OptionalHasElement", ["o"], ["has"], name="has")]
+    graph = helper.make_graph(nodes, "optional_input", [opt],
+                              [helper.make_tensor_value_info("has", TensorProto.BOOL, [])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+
+
 MODELS = {"expanded_activations": expanded_activations, "unsupported": unsupported,
-          "encoder": encoder, "cnn": cnn, "sequence_input": sequence_input}
+          "encoder": encoder, "cnn": cnn, "sequence_input": sequence_input,
+          "optional_input": optional_input}
 
 if __name__ == "__main__":
     onnx.save(MODELS[sys.argv[1]](), sys.argv[2])
