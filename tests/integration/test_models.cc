@@ -74,10 +74,10 @@ std::string ResNet50Model() { return bench::ResNetBuilder(true).Build(); }
 std::string UnsupportedOpModel() {
   onnx::ModelProto model = SmallModelProto(1.0f, 3);
   onnx::GraphProto* graph = model.mutable_graph();
-  // Relu -> TfIdfVectorizer's place: an op of the ONNX standard Kiln lacks.
+  // Relu -> NonMaxSuppression's place: an op of the ONNX standard Kiln lacks.
   onnx::NodeProto* node = graph->mutable_node(1);
-  node->set_op_type("TfIdfVectorizer");
-  node->set_name("tfidf");
+  node->set_op_type("NonMaxSuppression");
+  node->set_name("nms");
   return model.SerializeAsString();
 }
 

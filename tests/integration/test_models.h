@@ -13,7 +13,7 @@ namespace kiln::testing {
 std::string SmallModel(float scale = 1.0f);
 // ~100 MB, ~1 s to compile (bench/resnet_model.h).
 std::string ResNet50Model();
-// The small model with a TfIdfVectorizer node, which Kiln does not implement.
+// The small model with a NonMaxSuppression node, which Kiln does not implement.
 std::string UnsupportedOpModel();
 // Conv whose weight has 5 input channels for a 3-channel input.
 std::string ShapeMismatchModel();

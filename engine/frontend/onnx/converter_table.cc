@@ -27,6 +27,9 @@ const ConverterTable& ConverterTable::Builtin() {
     RegisterMaxUnpoolConverter(*t);
     RegisterSpectralConverters(*t);
     RegisterOptionalConverters(*t);
+    RegisterTfIdfVectorizerConverter(*t);
+    RegisterDetConverter(*t);
+    RegisterRoiAlignConverter(*t);
     return t;
   }();
   return *table;

@@ -45,5 +45,8 @@ void RegisterTrainingConverters(ConverterTable& table);     // training_converte
 void RegisterMaxUnpoolConverter(ConverterTable& table);     // max_unpool_converter.cc
 void RegisterSpectralConverters(ConverterTable& table);     // spectral_converters.cc
 void RegisterOptionalConverters(ConverterTable& table);     // optional_converters.cc
+void RegisterTfIdfVectorizerConverter(ConverterTable& table);  // tfidf_vectorizer_converter.cc
+void RegisterDetConverter(ConverterTable& table);           // det_converter.cc
+void RegisterRoiAlignConverter(ConverterTable& table);      // roi_align_converter.cc
 
 }  // namespace kiln::onnx_frontend

@@ -1,10 +1,12 @@
 // Converters for ONNX's indexing, scattering, sorting and data-dependent
 // operators: Gather, GatherElements, GatherND, ScatterElements (and its old
 // name Scatter), ScatterND, OneHot, TopK, CumSum, Trilu, EyeLike,
-// ReverseSequence, NonZero, Unique and Compress.
+// ReverseSequence, NonZero, Unique and Compress (NonZero and Unique of known data fold at
+// import: known_value_folding.h).
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "engine/frontend/onnx/known_value_folding.h"
 #include "engine/frontend/onnx/scalar_tensors.h"
 #include "engine/frontend/onnx/shape_folding.h"
 #include "engine/frontend/onnx/transform_converters.h"
@@ -251,6 +253,10 @@ absl::StatusOr<std::vector<Expr>> ConvertReverseSequence(ConvertContext& ctx) {
 
 absl::StatusOr<std::vector<Expr>> ConvertNonZero(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  if (TensorData known = ctx.ConstantInput(0)) {
+    KILN_ASSIGN_OR_RETURN(Expr folded, FoldNonZero(ctx, known));
+    return Outputs(folded);
+  }
   KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nonzero", {x}));
   return Outputs(out);
 }
@@ -259,6 +265,13 @@ absl::StatusOr<std::vector<Expr>> ConvertNonZero(ConvertContext& ctx) {
 absl::StatusOr<std::vector<Expr>> ConvertUnique(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(int64_t sorted, ctx.IntAttr("sorted", 1));
+  if (TensorData known = ctx.ConstantInput(0)) {
+    std::optional<int64_t> given_axis;
+    if (ctx.HasAttr("axis")) {
+      KILN_ASSIGN_OR_RETURN(given_axis, ctx.IntAttr("axis", std::nullopt));
+    }
+    return FoldUnique(ctx, known, given_axis, sorted != 0);
+  }
   int64_t axis = 0;
   if (ctx.HasAttr("axis")) {
     KILN_ASSIGN_OR_RETURN(axis, ctx.IntAttr("axis", std::nullopt));

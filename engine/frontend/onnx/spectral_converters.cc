@@ -1,12 +1,13 @@
-// DFT and STFT as graph ops: a discrete Fourier transform along one axis is two matrix products
-// with constant cosine and sine tables (n input samples x K output bins), so it runs as
-// nn.matmul through the same schedules as any matmul. Complex values are ONNX's: a last axis of
+// DFT, STFT and MelWeightMatrix. DFT and STFT are graph ops: a discrete Fourier transform along
+// one axis is two matrix products with constant cosine and sine tables (n input samples x K
+// output bins), so it runs as nn.matmul through the same schedules as any matmul. Complex values are ONNX's: a last axis of
 // 2 (real, imaginary), or 1 for real input. STFT gathers its frames with `take` of a constant
 // position table, applies the window (a run-time input or none) and transforms each frame.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -239,10 +240,82 @@ absl::StatusOr<std::vector<Expr>> ConvertStft(ConvertContext& ctx) {
   return std::vector<Expr>{y};
 }
 
+// MelWeightMatrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz):
+// [dft_length / 2 + 1, num_mel_bins] triangular filters, computed at import from the five
+// scalars (constants: the output's shape depends on them), in the ONNX reference's arithmetic:
+// the mel edges in float32, the bin frequencies in double, each floored to a spectrogram bin.
+absl::StatusOr<std::vector<Expr>> ConvertMelWeightMatrix(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(int64_t mel_bins, ConstantScalarInt(ctx, 0, "num_mel_bins"));
+  KILN_ASSIGN_OR_RETURN(int64_t dft_length, ConstantScalarInt(ctx, 1, "dft_length"));
+  KILN_ASSIGN_OR_RETURN(int64_t sample_rate, ConstantScalarInt(ctx, 2, "sample_rate"));
+  float edges[2];
+  for (size_t i : {size_t{3}, size_t{4}}) {
+    TensorData data = ctx.ConstantInput(i);
+    std::optional<double> value = data ? ScalarValue(data) : std::nullopt;
+    if (!value) {
+      return ctx.Error(absl::StrCat("input ", i, " (", i == 3 ? "lower" : "upper",
+                                    "_edge_hertz) must be a constant scalar"));
+    }
+    edges[i - 3] = static_cast<float>(*value);
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t output_datatype, ctx.IntAttr("output_datatype", 1));
+  KILN_ASSIGN_OR_RETURN(DataType dtype, DataTypeFromOnnx(static_cast<int32_t>(output_datatype)));
+  const int64_t spectrogram_bins = dft_length / 2 + 1;
+  if (mel_bins < 1 || dft_length < 1 || sample_rate < 1 || mel_bins > kMaxDftLength ||
+      dft_length > 2 * kMaxDftLength || !(edges[0] >= 0 && edges[0] <= edges[1])) {
+    return ctx.Error(absl::StrCat(
+        "expected num_mel_bins in [1, ", kMaxDftLength, "], dft_length in [1, ", 2 * kMaxDftLength,
+        "], a positive sample_rate and 0 <= lower_edge_hertz <= upper_edge_hertz"));
+  }
+  KILN_RETURN_IF_ERROR(ctx.ChargeBytes(spectrogram_bins * mel_bins * int64_t{sizeof(double)},
+                                       "the mel weight matrix"));
+  auto to_mel = [](float hertz) { return 2595.0f * std::log10(1.0f + hertz / 700.0f); };
+  const float low_mel = to_mel(edges[0]);
+  const float mel_step = (to_mel(edges[1]) - low_mel) / static_cast<float>(mel_bins + 2);
+  std::vector<int64_t> bin(static_cast<size_t>(mel_bins + 2));
+  for (int64_t k = 0; k < mel_bins + 2; ++k) {
+    double mel = static_cast<double>(k) * mel_step + low_mel;
+    double hertz = 700 * (std::pow(10.0, mel / 2595) - 1);
+    bin[k] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hertz /
+                                             static_cast<double>(sample_rate)));
+  }
+  std::vector<double> weights(static_cast<size_t>(spectrogram_bins * mel_bins), 0.0);
+  auto set = [&](int64_t j, int64_t i, double v) -> absl::Status {
+    if (j < 0 || j >= spectrogram_bins) {
+      return ctx.Error(absl::StrCat("mel bin ", i, " reaches spectrogram bin ", j, ", outside [0, ",
+                                    spectrogram_bins, "): the upper edge is above what dft_length ",
+                                    "and sample_rate resolve"));
+    }
+    weights[static_cast<size_t>(j * mel_bins + i)] = v;
+    return absl::OkStatus();
+  };
+  for (int64_t i = 0; i < mel_bins; ++i) {
+    const int64_t low = bin[i], center = bin[i + 1], high = bin[i + 2];
+    if (center == low) {
+      KILN_RETURN_IF_ERROR(set(center, i, 1));
+    } else {
+      for (int64_t j = low; j <= center; ++j) {
+        KILN_RETURN_IF_ERROR(set(j, i, static_cast<double>(j - low) / static_cast<double>(center - low)));
+      }
+    }
+    for (int64_t j = center; j < high; ++j) {
+      KILN_RETURN_IF_ERROR(set(j, i, static_cast<double>(high - j) / static_cast<double>(high - center)));
+    }
+  }
+  std::string bytes(weights.size() * sizeof(double), '\0');
+  std::memcpy(bytes.data(), weights.data(), bytes.size());
+  Expr matrix = ctx.Constant(
+      MakeTensorData(DataType::kFloat64, {spectrogram_bins, mel_bins}, std::move(bytes)));
+  if (dtype == DataType::kFloat64) return std::vector<Expr>{matrix};
+  KILN_ASSIGN_OR_RETURN(Expr cast, ctx.Call("cast", {matrix}, MakeAttrs({{"dtype", dtype}})));
+  return std::vector<Expr>{cast};
+}
+
 }  // namespace
 
 void RegisterSpectralConverters(ConverterTable& table) {
   table.Add("DFT", ConvertDft);
+  table.Add("MelWeightMatrix", ConvertMelWeightMatrix);
   table.Add("STFT", ConvertStft);
 }
 

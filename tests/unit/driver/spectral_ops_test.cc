@@ -12,6 +12,7 @@ namespace kiln::driver {
 namespace {
 
 using ::testing::DoubleNear;
+using ::testing::ElementsAreArray;
 using ::testing::Pointwise;
 using testing::OnnxModelBuilder;
 
@@ -88,6 +89,40 @@ TEST(SpectralOpsTest, StftTransformsEachWindowedFrame) {
     }
     EXPECT_THAT(y, Pointwise(DoubleNear(1e-5), expected)) << (windowed ? "windowed" : "plain");
   }
+}
+
+// MelWeightMatrix from constant scalars. With both edges at 0 Hz every filter's edges and center
+// fall in spectrogram bin 0: a one there (the center of a zero-width rise), zeros elsewhere.
+std::string MelModel(int32_t mel_bins, int32_t dft_length, int32_t sample_rate, float upper) {
+  OnnxModelBuilder b(17);
+  b.Output("w");
+  auto scalar = [&](const char* name, int32_t type, double v) {
+    onnx::TensorProto* t = b.model().mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    if (type == onnx::TensorProto::FLOAT) {
+      t->add_float_data(static_cast<float>(v));
+    } else {
+      t->add_int32_data(static_cast<int32_t>(v));
+    }
+  };
+  scalar("bins", onnx::TensorProto::INT32, mel_bins);
+  scalar("length", onnx::TensorProto::INT32, dft_length);
+  scalar("rate", onnx::TensorProto::INT32, sample_rate);
+  scalar("lower", onnx::TensorProto::FLOAT, 0);
+  scalar("upper", onnx::TensorProto::FLOAT, upper);
+  b.Node("MelWeightMatrix", {"bins", "length", "rate", "lower", "upper"}, {"w"}, "mel");
+  return b.Bytes();
+}
+
+TEST(SpectralOpsTest, MelWeightMatrixOfZeroWidthFilters) {
+  std::vector<double> w = RunAll(MelModel(2, 4, 8000, 0), {})[0];
+  EXPECT_THAT(w, ElementsAreArray({1, 1, 0, 0, 0, 0}));  // [4 / 2 + 1, 2]
+  // An upper edge past what 4 samples at 8 Hz resolve lands outside the spectrogram.
+  CompileOptions options;
+  CompileFailure failure;
+  ASSERT_FALSE(CompileOnnx(MelModel(2, 4, 8, 100), options, &failure).ok());
+  EXPECT_THAT(failure.status.message(), ::testing::HasSubstr("outside [0, 3)"));
 }
 
 TEST(SpectralOpsTest, OutOfRangeArgumentsAreErrors) {

@@ -30,9 +30,9 @@ def unsupported():
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
     nodes = [
         helper.make_node("Relu", ["x"], ["a"]),
-        helper.make_node("Det", ["a"], ["b"]),
-        helper.make_node("Det", ["b"], ["c"]),
-        helper.make_node("TfIdfVectorizer", ["c"], ["y"]),
+        helper.make_node("StringNormalizer", ["a"], ["b"]),
+        helper.make_node("StringNormalizer", ["b"], ["c"]),
+        helper.make_node("NonMaxSuppression", ["c", "c"], ["y"]),
     ]
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
