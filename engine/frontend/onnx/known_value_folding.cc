@@ -36,6 +36,8 @@ absl::StatusOr<Expr> FoldNonZero(ConvertContext& ctx, const TensorData& data) {
   const std::vector<int64_t>& shape = data->shape;
   const int64_t rank = static_cast<int64_t>(shape.size());
   if (rank == 0) return ctx.Error("input 0 must have rank 1 or more");
+  KILN_RETURN_IF_ERROR(ctx.ChargeBytes(data->NumElements() * int64_t{sizeof(double)},
+                                       "NonZero's reading of its input"));
   std::vector<double> values = Values(data);
   std::vector<int64_t> positions;
   for (size_t i = 0; i < values.size(); ++i) {
@@ -72,6 +74,9 @@ absl::StatusOr<std::vector<Expr>> FoldUnique(ConvertContext& ctx, const TensorDa
   for (int64_t d = 0; d < a; ++d) outer *= shape[d];
   for (int64_t d = a + 1; d < static_cast<int64_t>(shape.size()); ++d) inner *= shape[d];
   const int64_t slices = shape[a];
+  // The data read as doubles, and each distinct slice's key: at most twice its elements.
+  KILN_RETURN_IF_ERROR(ctx.ChargeBytes(2 * data->NumElements() * int64_t{sizeof(double)},
+                                       "Unique's reading of its input"));
   std::vector<double> values = Values(data);
   auto key = [&](int64_t s) {
     std::vector<double> k;

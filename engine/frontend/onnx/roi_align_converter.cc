@@ -113,6 +113,8 @@ absl::StatusOr<std::vector<Expr>> ConvertRoiAlign(ConvertContext& ctx) {
     return ctx.Error(absl::StrCat(r, " boxes x ", c, " channels x ", samples,
                                   " samples exceed the element limit"));
   }
+  // The two sample-step tables (pooled x grid floats each) are the constants this node makes.
+  KILN_RETURN_IF_ERROR(ctx.ChargeBytes((oh + ow) * grid * int64_t{sizeof(float)}, "RoiAlign's sample steps"));
   const bool half_pixel = transform == "half_pixel";
   auto f = [&](double v) { return ctx.Constant(ScalarTensor(DataType::kFloat32, v)); };
   // One coordinate of every box, scaled and shifted: [R, 1, 1].

@@ -20,7 +20,8 @@
 namespace kiln::onnx_frontend {
 namespace {
 
-// The most (n-gram, skip distance) window matches one node may ask for: each is a few graph ops.
+// The most item compares (n per n-gram and skip distance) one node may ask for: each is a few
+// graph ops.
 constexpr int64_t kMaxMatches = 1 << 14;
 
 struct Ngram {
@@ -99,9 +100,10 @@ absl::StatusOr<std::vector<Expr>> ConvertTfIdfVectorizer(ConvertContext& ctx) {
     for (int64_t d = 1; d <= (n == 1 ? 1 : max_skip + 1); ++d) {
       const int64_t windows = length - (n - 1) * d;
       if (windows <= 0) break;
-      if (++matches > kMaxMatches) {
+      matches += n;  // n compares per (n-gram, skip distance)
+      if (matches > kMaxMatches) {
         return ctx.Error(absl::StrCat("the pool asks for more than ", kMaxMatches,
-                                      " (n-gram, skip) matches"));
+                                      " item compares over its (n-gram, skip) matches"));
       }
       Expr match;
       for (int64_t j = 0; j < n; ++j) {
