@@ -279,6 +279,10 @@ absl::StatusOr<TensorData> ReadTensorProto(const onnx::TensorProto& proto,
   int64_t count = 1;
   for (int64_t dim : proto.dims()) {
     if (dim < 0) return fail(absl::StrCat("negative dimension ", dim));
+    // Each extent on its own too: an empty tensor must not carry a 2^62 extent into shape math.
+    if (dim > max_elements) {
+      return fail(absl::StrCat("dimension ", dim, " exceeds the limit of ", max_elements));
+    }
     if (dim != 0 && count > INT64_MAX / dim) return fail("element count overflows int64");
     count *= dim;
     shape.push_back(dim);

@@ -93,6 +93,13 @@ absl::StatusOr<Type> TensorInputType(const std::string& name, const onnx::TypePr
   int64_t elements = 1;
   bool all_static = true;
   for (const Dim& dim : dims) {
+    // Each extent on its own too: an empty tensor (a 0 dim) must not carry a 2^62 one into
+    // converters' size arithmetic.
+    if (dim.is_static() && dim.value > options.max_tensor_elements) {
+      return absl::InvalidArgumentError(absl::StrCat("graph input '", name, "' has extent ",
+                                                     dim.value, ", more than the limit of ",
+                                                     options.max_tensor_elements));
+    }
     all_static = all_static && dim.is_static();
     if (dim.is_static() && __builtin_mul_overflow(elements, dim.value, &elements)) {
       elements = std::numeric_limits<int64_t>::max();

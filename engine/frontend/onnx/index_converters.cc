@@ -212,6 +212,9 @@ absl::StatusOr<std::vector<Expr>> ConvertTrilu(ConvertContext& ctx) {
     return ctx.Error("with k given at run time, input 0's last two dimensions must be static");
   }
   KILN_ASSIGN_OR_RETURN(Expr k, RuntimeInt64(ctx, 1, "k"));
+  // Offsets past the matrix act like its edge; clamped, column - k cannot wrap around.
+  KILN_ASSIGN_OR_RETURN(k, ctx.Call("maximum", {k, ctx.Constant(MakeScalar(-row_count.value))}));
+  KILN_ASSIGN_OR_RETURN(k, ctx.Call("minimum", {k, ctx.Constant(MakeScalar(column_count.value))}));
   KILN_RETURN_IF_ERROR(ctx.ChargeBytes((row_count.value + column_count.value) * 8, "positions"));
   Expr rows = PositionsAlong(ctx, row_count.value, 0, 2);
   Expr columns = PositionsAlong(ctx, column_count.value, 1, 2);

@@ -74,9 +74,11 @@ absl::StatusOr<std::vector<Expr>> FoldUnique(ConvertContext& ctx, const TensorDa
   for (int64_t d = 0; d < a; ++d) outer *= shape[d];
   for (int64_t d = a + 1; d < static_cast<int64_t>(shape.size()); ++d) inner *= shape[d];
   const int64_t slices = shape[a];
-  // The data read as doubles, and each distinct slice's key: at most twice its elements.
-  KILN_RETURN_IF_ERROR(ctx.ChargeBytes(2 * data->NumElements() * int64_t{sizeof(double)},
-                                       "Unique's reading of its input"));
+  // The data read as doubles, each distinct slice's key in a map (its doubles and about 96
+  // bytes of node), and the per-slice index tables.
+  KILN_RETURN_IF_ERROR(ctx.ChargeBytes(
+      2 * data->NumElements() * int64_t{sizeof(double)} + slices * (96 + 4 * int64_t{sizeof(int64_t)}),
+      "Unique's reading of its input"));
   std::vector<double> values = Values(data);
   auto key = [&](int64_t s) {
     std::vector<double> k;

@@ -35,7 +35,10 @@ absl::StatusOr<std::vector<Expr>> ConvertMaxUnpool(ConvertContext& ctx) {
   }
   std::vector<int64_t> in;
   for (const Dim& d : tx->shape) {
-    if (!d.is_static()) return ctx.Error("input 0 must have a static shape");
+    if (!d.is_static() || d.value < 1 || d.value > ctx.options().max_tensor_elements) {
+      return ctx.Error(absl::StrCat("input 0 must have a static shape of extents in [1, ",
+                                    ctx.options().max_tensor_elements, "]"));
+    }
     in.push_back(d.value);
   }
   const size_t spatial = rank - 2;

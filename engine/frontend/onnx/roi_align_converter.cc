@@ -86,7 +86,9 @@ absl::StatusOr<std::vector<Expr>> ConvertRoiAlign(ConvertContext& ctx) {
     if (d < 1) return ctx.Error("X must have a static shape with nonzero extents");
   }
   const int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3], r = rs[0];
-  if (r < 0) return ctx.Error("rois must have a static number of boxes");
+  if (r < 0 || !tb->shape[0].is_static() || tb->shape[0].value != r) {
+    return ctx.Error("rois and batch_indices must hold the same static number of boxes");
+  }
   KILN_ASSIGN_OR_RETURN(std::string transform, ctx.StringAttr("coordinate_transformation_mode", "half_pixel"));
   KILN_ASSIGN_OR_RETURN(std::string mode, ctx.StringAttr("mode", "avg"));
   KILN_ASSIGN_OR_RETURN(int64_t oh, ctx.IntAttr("output_height", 1));

@@ -207,6 +207,10 @@ absl::StatusOr<std::vector<Expr>> ConvertStft(ConvertContext& ctx) {
                                   " samples (and at most ", kMaxDftLength, ")"));
   }
   const int64_t frames = 1 + (shape[1] - frame_length) / step;
+  if (frames > ctx.options().max_tensor_elements / frame_length) {
+    return ctx.Error(absl::StrCat(frames, " frames of ", frame_length,
+                                  " samples exceed the element limit"));
+  }
   KILN_RETURN_IF_ERROR(
       ctx.ChargeBytes(frames * frame_length * int64_t{sizeof(int64_t)}, "the STFT frame table"));
   std::string bytes(static_cast<size_t>(frames * frame_length) * sizeof(int64_t), '\0');
@@ -262,10 +266,11 @@ absl::StatusOr<std::vector<Expr>> ConvertMelWeightMatrix(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(DataType dtype, DataTypeFromOnnx(static_cast<int32_t>(output_datatype)));
   const int64_t spectrogram_bins = dft_length / 2 + 1;
   if (mel_bins < 1 || dft_length < 1 || sample_rate < 1 || mel_bins > kMaxDftLength ||
-      dft_length > 2 * kMaxDftLength || !(edges[0] >= 0 && edges[0] <= edges[1])) {
+      dft_length > 2 * kMaxDftLength || !(edges[0] >= 0 && edges[0] <= edges[1]) ||
+      !std::isfinite(edges[1])) {
     return ctx.Error(absl::StrCat(
         "expected num_mel_bins in [1, ", kMaxDftLength, "], dft_length in [1, ", 2 * kMaxDftLength,
-        "], a positive sample_rate and 0 <= lower_edge_hertz <= upper_edge_hertz"));
+        "], a positive sample_rate and 0 <= lower_edge_hertz <= upper_edge_hertz, finite"));
   }
   KILN_RETURN_IF_ERROR(ctx.ChargeBytes(spectrogram_bins * mel_bins * int64_t{sizeof(double)},
                                        "the mel weight matrix"));
@@ -276,8 +281,12 @@ absl::StatusOr<std::vector<Expr>> ConvertMelWeightMatrix(ConvertContext& ctx) {
   for (int64_t k = 0; k < mel_bins + 2; ++k) {
     double mel = static_cast<double>(k) * mel_step + low_mel;
     double hertz = 700 * (std::pow(10.0, mel / 2595) - 1);
-    bin[k] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hertz /
-                                             static_cast<double>(sample_rate)));
+    double position = std::floor(static_cast<double>(dft_length + 1) * hertz /
+                                 static_cast<double>(sample_rate));
+    if (!(std::fabs(position) < 1e15)) {  // the set() below reports it as outside the spectrogram
+      position = static_cast<double>(spectrogram_bins);
+    }
+    bin[k] = static_cast<int64_t>(position);
   }
   std::vector<double> weights(static_cast<size_t>(spectrogram_bins * mel_bins), 0.0);
   auto set = [&](int64_t j, int64_t i, double v) -> absl::Status {

@@ -58,6 +58,7 @@ absl::StatusOr<std::vector<Expr>> ConvertTfIdfVectorizer(ConvertContext& ctx) {
     return ctx.Error(absl::StrCat("expected 1 <= min_gram_length (", min_gram, ") <= max_gram_length (",
                                   max_gram, ") and max_skip_count (", max_skip, ") >= 0"));
   }
+  max_skip = std::min(max_skip, length);  // a longer skip finds no window anyway
   int64_t output_size = 0;
   for (int64_t index : indexes) {
     if (index < 0 || index >= kMaxMatches) {

@@ -95,5 +95,19 @@ TEST(MaxUnpoolTest, AnOutputShapeSmallerThanTheImpliedOneIsAnError) {
                                    "extents at least the implied (1, 1, 4, 4)"));
 }
 
+// An empty input (a 0 extent) is refused before the unpooled size is computed from it.
+TEST(MaxUnpoolTest, AnEmptyInputIsAnError) {
+  OnnxModelBuilder b(11);
+  b.Input("x", {0, 1, 2, 2}).Input("i", {0, 1, 2, 2}, onnx::TensorProto::INT64).Output("y");
+  onnx::NodeProto& node = b.Node("MaxUnpool", {"x", "i"}, {"y"}, "unpool");
+  OnnxModelBuilder::IntsAttr(node, "kernel_shape", {2, 2});
+  OnnxModelBuilder::IntsAttr(node, "strides", {2, 2});
+  CompileOptions options;
+  CompileFailure failure;
+  ASSERT_FALSE(CompileOnnx(b.Bytes(), options, &failure).ok());
+  EXPECT_THAT(failure.status.message(),
+              ::testing::HasSubstr("input 0 must have a static shape of extents in [1, "));
+}
+
 }  // namespace
 }  // namespace kiln::driver

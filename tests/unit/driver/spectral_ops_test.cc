@@ -125,6 +125,24 @@ TEST(SpectralOpsTest, MelWeightMatrixOfZeroWidthFilters) {
   EXPECT_THAT(failure.status.message(), ::testing::HasSubstr("outside [0, 3)"));
 }
 
+// An empty signal with an extent near 2^61 (a 0 elsewhere keeps its element count 0) is refused
+// where the importer reads it, before any frame arithmetic could overflow.
+TEST(SpectralOpsTest, AnEmptyInputWithAHugeExtentIsRefused) {
+  OnnxModelBuilder b(17);
+  b.Input("signal", {0, (int64_t{1} << 61) + 7, 1}).Output("y");
+  b.Node("STFT", {"signal", "step", "", "length"}, {"y"}, "stft");
+  for (const char* name : {"step", "length"}) {
+    onnx::TensorProto* t = b.model().mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_int64_data(std::string(name) == "step" ? 1 : 8);
+  }
+  CompileOptions options;
+  CompileFailure failure;
+  ASSERT_FALSE(CompileOnnx(b.Bytes(), options, &failure).ok());
+  EXPECT_THAT(failure.status.message(), ::testing::HasSubstr("has extent 2305843009213693959"));
+}
+
 TEST(SpectralOpsTest, OutOfRangeArgumentsAreErrors) {
   OnnxModelBuilder b(17);
   b.Input("x", {1, 4, 1}).Output("y");

@@ -162,8 +162,16 @@ TEST(OnnxImporterTest, SymbolicDimsStayAndOverridesMakeThemStatic) {
   options.input_shapes = {{"nope", {1}}};
   EXPECT_EQ(Message(ImportOnnxModel(b.Bytes(), options).status()),
             "input shape override names 'nope', which is not a graph input");
-  // 2^62 * 3 * 5 elements overflows int64: refused before any shape arithmetic.
+  // 2^62 * 3 * 5 elements overflows int64: refused before any shape arithmetic, by its extent
+  // alone (which also refuses an empty tensor with a 2^62 extent).
   options.input_shapes = {{"x", {int64_t{1} << 62, 3, 5}}};
+  EXPECT_EQ(Message(ImportOnnxModel(b.Bytes(), options).status()),
+            "graph input 'x' has extent 4611686018427387904, more than the limit of 2147483648");
+  options.input_shapes = {{"x", {0, int64_t{1} << 62, 5}}};
+  EXPECT_EQ(Message(ImportOnnxModel(b.Bytes(), options).status()),
+            "graph input 'x' has extent 4611686018427387904, more than the limit of 2147483648");
+  // 2^20 * 2^20 * 5 elements: every extent within the limit, the product not.
+  options.input_shapes = {{"x", {int64_t{1} << 20, int64_t{1} << 20, 5}}};
   EXPECT_EQ(Message(ImportOnnxModel(b.Bytes(), options).status()),
             "graph input 'x' would have more than 2147483648 elements (the importer's limit on "
             "one tensor)");
