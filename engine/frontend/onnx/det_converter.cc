@@ -4,7 +4,7 @@
 // determinant), multiplies the determinant by the pivot and subtracts multiples of row k from
 // the rows below. A zero pivot (a singular matrix) makes the determinant 0; the elimination
 // then divides by 1 instead, so nothing becomes inf or NaN.
-#include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -19,13 +19,6 @@ namespace {
 
 // The largest M unrolled: each step is a dozen graph ops over the whole batch.
 constexpr int64_t kMaxDetOrder = 64;
-
-// An int64 constant 0 .. n-1 of shape `shape` (n along the axis where `shape` is n).
-Expr Iota(ConvertContext& ctx, int64_t n, std::vector<int64_t> shape) {
-  std::string bytes(static_cast<size_t>(n) * sizeof(int64_t), '\0');
-  for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + i * sizeof(int64_t), &i, sizeof(i));
-  return ctx.Constant(MakeTensorData(DataType::kInt64, std::move(shape), std::move(bytes)));
-}
 
 absl::StatusOr<std::vector<Expr>> ConvertDet(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr a, ctx.Input(0));
@@ -51,7 +44,9 @@ absl::StatusOr<std::vector<Expr>> ConvertDet(ConvertContext& ctx) {
     return ctx.Call("strided_slice", {e}, MakeAttrs({{"begin", IntArray({begin})}, {"end", IntArray({end})},
                                                     {"strides", IntArray({1})}, {"axes", IntArray({axis})}}));
   };
-  Expr rows = Iota(ctx, m, {m, 1});  // row positions along axis -2
+  std::vector<int64_t> positions(static_cast<size_t>(m));
+  std::iota(positions.begin(), positions.end(), 0);
+  Expr rows = ctx.Constant(Int64Tensor({m, 1}, positions));  // row positions along axis -2
   Expr det = scalar(1);
   for (int64_t k = 0; k < m; ++k) {
     // The pivot row: k + argmax |a[k:, k]|, [..., 1, 1].

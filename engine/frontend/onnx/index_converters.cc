@@ -3,7 +3,7 @@
 // name Scatter), ScatterND, OneHot, TopK, CumSum, Trilu, EyeLike,
 // ReverseSequence, NonZero, Unique and Compress (NonZero and Unique of known data fold at
 // import: known_value_folding.h).
-#include <cstring>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "engine/frontend/onnx/known_value_folding.h"
@@ -132,11 +132,11 @@ absl::StatusOr<std::vector<Expr>> ConvertTopK(ConvertContext& ctx) {
 
 // A 1-D int64 constant 0, 1, ..., n - 1 shaped to lie along `axis` of a rank-`rank` tensor.
 Expr PositionsAlong(ConvertContext& ctx, int64_t n, int64_t axis, int64_t rank) {
-  std::string bytes(static_cast<size_t>(n) * sizeof(int64_t), '\0');
-  for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + i * sizeof(int64_t), &i, sizeof(i));
+  std::vector<int64_t> positions(static_cast<size_t>(n));
+  std::iota(positions.begin(), positions.end(), 0);
   std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
   shape[static_cast<size_t>(axis)] = n;
-  return ctx.Constant(MakeTensorData(DataType::kInt64, std::move(shape), std::move(bytes)));
+  return ctx.Constant(Int64Tensor(std::move(shape), positions));
 }
 
 // Input `i`, one integer given at run time (a scalar or a one-element tensor), as an int64

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <numeric>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "engine/frontend/onnx/scalar_tensors.h"
 #include "engine/ir/dtype_dispatch.h"
 #include "engine/support/status_macros.h"
 
@@ -22,12 +22,6 @@ std::vector<double> Values(const TensorData& data) {
     for (size_t i = 0; i < out.size(); ++i) out[i] = ElementToDouble<D>(elements[i]);
   });
   return out;
-}
-
-TensorData Int64Data(std::vector<int64_t> shape, const std::vector<int64_t>& values) {
-  std::string bytes(values.size() * sizeof(int64_t), '\0');
-  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  return MakeTensorData(DataType::kInt64, std::move(shape), std::move(bytes));
 }
 
 }  // namespace
@@ -53,7 +47,7 @@ absl::StatusOr<Expr> FoldNonZero(ConvertContext& ctx, const TensorData& data) {
       rest /= shape[d];
     }
   }
-  return ctx.Constant(Int64Data({rank, count}, out));
+  return ctx.Constant(Int64Tensor({rank, count}, out));
 }
 
 absl::StatusOr<std::vector<Expr>> FoldUnique(ConvertContext& ctx, const TensorData& data,
@@ -142,8 +136,8 @@ absl::StatusOr<std::vector<Expr>> FoldUnique(ConvertContext& ctx, const TensorDa
   }
   return std::vector<Expr>{
       ctx.Constant(MakeTensorData(data->dtype, y_shape, std::move(y_bytes))),
-      ctx.Constant(Int64Data({unique}, indices)), ctx.Constant(Int64Data({slices}, inverse)),
-      ctx.Constant(Int64Data({unique}, ordered_counts))};
+      ctx.Constant(Int64Tensor({unique}, indices)), ctx.Constant(Int64Tensor({slices}, inverse)),
+      ctx.Constant(Int64Tensor({unique}, ordered_counts))};
 }
 
 }  // namespace kiln::onnx_frontend

@@ -22,10 +22,6 @@ namespace {
 // Taps a window may have: each is a few graph nodes.
 constexpr int64_t kMaxWindowTaps = 4096;
 
-Expr Int64Constant(ConvertContext& ctx, std::vector<int64_t> shape, const std::vector<int64_t>& v) {
-  std::string bytes(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
-  return ctx.Constant(MakeTensorData(DataType::kInt64, std::move(shape), std::move(bytes)));
-}
 
 }  // namespace
 
@@ -71,7 +67,7 @@ absl::StatusOr<Expr> MaxPoolIndices(ConvertContext& ctx, const Expr& x,
   // The (n, c) image's first flat index, (N, C, 1, 1).
   std::vector<int64_t> image_base;
   for (int64_t i = 0; i < n * c; ++i) image_base.push_back(i * h * w);
-  Expr base = Int64Constant(ctx, {n, c, 1, 1}, image_base);
+  Expr base = ctx.Constant(Int64Tensor({n, c, 1, 1}, image_base));
   Expr best_index;
   Expr none = ctx.Constant(ScalarTensor(DataType::kInt64, static_cast<double>(h * w)));
   for (int64_t kh = 0; kh < kernel[0]; ++kh) {
@@ -94,7 +90,7 @@ absl::StatusOr<Expr> MaxPoolIndices(ConvertContext& ctx, const Expr& x,
           positions.push_back(storage_order != 0 ? col * h + r : r * w + col);
         }
       }
-      Expr index = Int64Constant(ctx, {1, 1, oh, ow}, positions);
+      Expr index = ctx.Constant(Int64Tensor({1, 1, oh, ow}, positions));
       KILN_ASSIGN_OR_RETURN(Expr is_max, ctx.Call("equal", {tap, pooled}));
       KILN_ASSIGN_OR_RETURN(Expr candidate, ctx.Call("where", {is_max, index, none}));
       if (best_index.defined()) {

@@ -4,7 +4,6 @@
 // neighbours gathered from its box's image and weighted bilinearly as the ONNX reference does
 // (a sample more than one pixel outside the map contributes 0; coordinates clamp at the edges),
 // then averaged or maxed over each bin's grid: [R, C, oh, ow].
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -19,13 +18,6 @@ namespace {
 
 constexpr int64_t kMaxSamplingRatio = 64;
 constexpr int64_t kMaxPooled = 1 << 12;
-
-// The float32 constant `values` of `shape`.
-Expr FloatConstant(ConvertContext& ctx, std::vector<int64_t> shape, const std::vector<float>& values) {
-  std::string bytes(values.size() * sizeof(float), '\0');
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return ctx.Constant(MakeTensorData(DataType::kFloat32, std::move(shape), std::move(bytes)));
-}
 
 // Sample positions along one axis of every box, [R, pooled, grid], in pixels: start + bin *
 // (p + (i + 0.5) / grid); and whether each lies within a pixel of the map ([-1, extent]).
@@ -49,7 +41,7 @@ absl::StatusOr<AxisSamples> Samples(ConvertContext& ctx, const Expr& start, cons
       steps.push_back(static_cast<float>(p + (i + 0.5) / static_cast<double>(grid)));
     }
   }
-  KILN_ASSIGN_OR_RETURN(Expr offset, ctx.Call("multiply", {bin, FloatConstant(ctx, {1, pooled, grid}, steps)}));
+  KILN_ASSIGN_OR_RETURN(Expr offset, ctx.Call("multiply", {bin, ctx.Constant(Float32Tensor({1, pooled, grid}, steps))}));
   KILN_ASSIGN_OR_RETURN(Expr pos, ctx.Call("add", {start, offset}));
   KILN_ASSIGN_OR_RETURN(Expr above, ctx.Call("greater_equal", {pos, f(-1)}));
   KILN_ASSIGN_OR_RETURN(Expr below, ctx.Call("less_equal", {pos, f(static_cast<double>(extent))}));

@@ -51,6 +51,16 @@ std::optional<double> ScalarValue(const TensorData& data) {
   });
 }
 
+TensorData Int64Tensor(std::vector<int64_t> shape, const std::vector<int64_t>& values) {
+  std::string bytes(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+  return MakeTensorData(DataType::kInt64, std::move(shape), std::move(bytes));
+}
+
+TensorData Float32Tensor(std::vector<int64_t> shape, const std::vector<float>& values) {
+  std::string bytes(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  return MakeTensorData(DataType::kFloat32, std::move(shape), std::move(bytes));
+}
+
 TensorData ReshapeTensorData(const TensorData& data, std::vector<int64_t> shape) {
   return MakeTensorData(data->dtype, std::move(shape), data->bytes);
 }

@@ -16,6 +16,10 @@ TensorData ScalarTensor(DataType dtype, double value);
 // The value of a one-element tensor as a double, or nullopt for any other count.
 std::optional<double> ScalarValue(const TensorData& data);
 
+// An int64 or float32 tensor of `shape` holding `values` (row-major; counts must match).
+TensorData Int64Tensor(std::vector<int64_t> shape, const std::vector<int64_t>& values);
+TensorData Float32Tensor(std::vector<int64_t> shape, const std::vector<float>& values);
+
 // The same elements under another shape (the element count must match).
 TensorData ReshapeTensorData(const TensorData& data, std::vector<int64_t> shape);
 

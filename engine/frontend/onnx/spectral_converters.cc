@@ -33,9 +33,7 @@ Expr Table(ConvertContext& ctx, int64_t rows, int64_t columns, F f) {
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < columns; ++c) values.push_back(static_cast<float>(f(r, c)));
   }
-  std::string bytes(values.size() * sizeof(float), '\0');
-  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  return ctx.Constant(MakeTensorData(DataType::kFloat32, {rows, columns}, std::move(bytes)));
+  return ctx.Constant(Float32Tensor({rows, columns}, values));
 }
 
 // The transform of the last axis of `re` (and `im`, null for real input), `n` samples each, as
@@ -213,16 +211,12 @@ absl::StatusOr<std::vector<Expr>> ConvertStft(ConvertContext& ctx) {
   }
   KILN_RETURN_IF_ERROR(
       ctx.ChargeBytes(frames * frame_length * int64_t{sizeof(int64_t)}, "the STFT frame table"));
-  std::string bytes(static_cast<size_t>(frames * frame_length) * sizeof(int64_t), '\0');
+  std::vector<int64_t> frame_positions;
+  frame_positions.reserve(static_cast<size_t>(frames * frame_length));
   for (int64_t f = 0; f < frames; ++f) {
-    for (int64_t j = 0; j < frame_length; ++j) {
-      int64_t position = f * step + j;
-      std::memcpy(bytes.data() + (f * frame_length + j) * sizeof(int64_t), &position,
-                  sizeof(position));
-    }
+    for (int64_t j = 0; j < frame_length; ++j) frame_positions.push_back(f * step + j);
   }
-  Expr positions =
-      ctx.Constant(MakeTensorData(DataType::kInt64, {frames, frame_length}, std::move(bytes)));
+  Expr positions = ctx.Constant(Int64Tensor({frames, frame_length}, frame_positions));
   KILN_ASSIGN_OR_RETURN(auto parts, SplitComplex(ctx, signal, 3, shape[2]));
   Expr window;
   if (ctx.HasInput(2)) {

@@ -6,7 +6,6 @@
 // per d in 1 ..= max_skip_count + 1; n-grams sharing an output index add up. The counts become
 // TF, IDF (the weight where the count is positive) or TF-IDF (count times weight), float32.
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -157,9 +156,7 @@ absl::StatusOr<std::vector<Expr>> ConvertTfIdfVectorizer(ConvertContext& ctx) {
       KILN_ASSIGN_OR_RETURN(y, ctx.Call("cast", {seen}, MakeAttrs({{"dtype", DataType::kFloat32}})));
     }
     if (!weights.empty()) {
-      std::string bytes(weights.size() * sizeof(float), '\0');
-      std::memcpy(bytes.data(), weights.data(), bytes.size());
-      Expr w = ctx.Constant(MakeTensorData(DataType::kFloat32, {output_size}, std::move(bytes)));
+      Expr w = ctx.Constant(Float32Tensor({output_size}, weights));
       KILN_ASSIGN_OR_RETURN(y, ctx.Call("multiply", {y, w}));
     }
   }
