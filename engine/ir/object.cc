@@ -66,6 +66,7 @@ const char* ObjectKindName(ObjectKind kind) {
     case ObjectKind::kSeqStmt: return "SeqStmt";
     case ObjectKind::kEvaluate: return "Evaluate";
     case ObjectKind::kCallKernel: return "CallKernel";
+    case ObjectKind::kAssert: return "Assert";
     case ObjectKind::kBuffer: return "Buffer";
     case ObjectKind::kNumKinds: break;
   }

@@ -57,7 +57,7 @@ enum class ObjectKind : uint16_t {
   kBufferLoad,
   kRamp,
   kBroadcast,
-  // Loop-dialect statements; kFor..kCallKernel must stay contiguous.
+  // Loop-dialect statements; kFor..kAssert must stay contiguous.
   kFor,
   kBufferStore,
   kAllocate,
@@ -66,6 +66,7 @@ enum class ObjectKind : uint16_t {
   kSeqStmt,
   kEvaluate,
   kCallKernel,
+  kAssert,
   kBuffer,
   kNumKinds,
 };

@@ -13,6 +13,7 @@ void StmtExprVisitor::VisitStmt(const Stmt& stmt) {
     case ObjectKind::kSeqStmt: return VisitSeqStmt_(stmt.as<SeqStmtNode>());
     case ObjectKind::kEvaluate: return VisitEvaluate_(stmt.as<EvaluateNode>());
     case ObjectKind::kCallKernel: return VisitCallKernel_(stmt.as<CallKernelNode>());
+    case ObjectKind::kAssert: return VisitAssert_(stmt.as<AssertNode>());
     default: KILN_UNREACHABLE() << "not a statement: " << ObjectKindName(stmt->kind());
   }
 }
@@ -61,6 +62,7 @@ void StmtExprVisitor::VisitEvaluate_(const EvaluateNode* op) { VisitExpr(op->val
 void StmtExprVisitor::VisitCallKernel_(const CallKernelNode* op) {
   for (const Buffer& buffer : op->args) VisitBuffer(buffer);
 }
+void StmtExprVisitor::VisitAssert_(const AssertNode* op) { VisitExpr(op->condition); }
 void StmtExprVisitor::VisitBinary_(const BinaryNode* op) {
   VisitExpr(op->a);
   VisitExpr(op->b);
@@ -97,6 +99,7 @@ Stmt StmtExprMutator::VisitStmt(const Stmt& stmt) {
     case ObjectKind::kSeqStmt: return VisitSeqStmt_(stmt.as<SeqStmtNode>(), stmt);
     case ObjectKind::kEvaluate: return VisitEvaluate_(stmt.as<EvaluateNode>(), stmt);
     case ObjectKind::kCallKernel: return VisitCallKernel_(stmt.as<CallKernelNode>(), stmt);
+    case ObjectKind::kAssert: return VisitAssert_(stmt.as<AssertNode>(), stmt);
     default: KILN_UNREACHABLE() << "not a statement: " << ObjectKindName(stmt->kind());
   }
   return stmt;
@@ -182,6 +185,11 @@ Stmt StmtExprMutator::VisitEvaluate_(const EvaluateNode* op, const Stmt& self) {
   return MakeEvaluate(value, op->span);
 }
 Stmt StmtExprMutator::VisitCallKernel_(const CallKernelNode*, const Stmt& self) { return self; }
+Stmt StmtExprMutator::VisitAssert_(const AssertNode* op, const Stmt& self) {
+  PrimExpr condition = VisitExpr(op->condition);
+  if (condition.same_as(op->condition)) return self;
+  return MakeAssert(condition, op->message, op->span);
+}
 
 PrimExpr StmtExprMutator::VisitIntImm_(const IntImmNode*, const PrimExpr& self) { return self; }
 PrimExpr StmtExprMutator::VisitFloatImm_(const FloatImmNode*, const PrimExpr& self) {

@@ -280,6 +280,24 @@ class IfStmt final : public CompiledStmt {
   int64_t cost_;
 };
 
+// A failed assertion is the run's error: the message names the check.
+class AssertStmt final : public CompiledStmt {
+ public:
+  AssertStmt(const CompiledExpr* cond, std::string message, int64_t cost)
+      : cond_(cond), message_(std::move(message)), cost_(cost) {}
+  void Exec(Frame& frame) const override {
+    if (!frame.state->Charge(cost_)) return;
+    bool cond = cond_.Eval(frame).u != 0;
+    if (frame.state->failed() || cond) return;
+    frame.state->Fail(absl::InvalidArgumentError(message_));
+  }
+
+ private:
+  Operand cond_;
+  std::string message_;
+  int64_t cost_;
+};
+
 class LetStmt final : public CompiledStmt {
  public:
   LetStmt(int slot, std::vector<Operand> values, const CompiledStmt* body,
@@ -397,6 +415,7 @@ absl::StatusOr<const CompiledStmt*> Compiler::CompileStmt(const Stmt& stmt) {
     case ObjectKind::kSeqStmt: return CompileSeq(stmt.as<SeqStmtNode>());
     case ObjectKind::kEvaluate: return CompileEvaluate(stmt.as<EvaluateNode>());
     case ObjectKind::kCallKernel: return CompileCallKernel(stmt.as<CallKernelNode>());
+    case ObjectKind::kAssert: return CompileAssert(stmt.as<AssertNode>());
     default:
       return Invalid(stmt->span,
                      absl::StrCat("unknown statement kind ", ObjectKindName(stmt->kind())));
@@ -513,6 +532,14 @@ absl::StatusOr<const CompiledStmt*> Compiler::CompileIf(const IfThenElseNode* op
     KILN_ASSIGN_OR_RETURN(else_case, CompileStmt(op->else_case));
   }
   return New<IfStmt>(cond.node, then_case, else_case, AddCost(cond.cost, 1));
+}
+
+absl::StatusOr<const CompiledStmt*> Compiler::CompileAssert(const AssertNode* op) {
+  if (op->condition->type.lanes != 1) {
+    return Invalid(op->span, "the condition of an assert must be a scalar");
+  }
+  KILN_ASSIGN_OR_RETURN(Compiled cond, CompileBool(op->condition, 0));
+  return New<AssertStmt>(cond.node, op->message, AddCost(cond.cost, 1));
 }
 
 absl::StatusOr<const CompiledStmt*> Compiler::CompileLet(const LetStmtNode* op) {

@@ -59,6 +59,10 @@ Stmt MakeEvaluate(PrimExpr value, Span span) {
   return Stmt(new EvaluateNode(std::move(value), std::move(span)));
 }
 
+Stmt MakeAssert(PrimExpr condition, std::string message, Span span) {
+  return Stmt(new AssertNode(std::move(condition), std::move(message), std::move(span)));
+}
+
 Stmt MakeCallKernel(GlobalVar callee, std::vector<Buffer> args, Span span) {
   return Stmt(new CallKernelNode(std::move(callee), std::move(args), std::move(span)));
 }

@@ -14,7 +14,7 @@ namespace kiln::loop {
 class StmtNode : public Object {
  public:
   static constexpr bool IsKind(ObjectKind k) {
-    return k >= ObjectKind::kFor && k <= ObjectKind::kCallKernel;
+    return k >= ObjectKind::kFor && k <= ObjectKind::kAssert;
   }
   const Span span;
 
@@ -132,6 +132,21 @@ class CallKernelNode final : public StmtNode {
   const std::vector<Buffer> args;
 };
 
+// Ends the run with an error when `condition` is false: how main checks, before the kernels
+// that rely on it, that an input deciding a shape holds the value the shapes were compiled
+// for. The interpreter returns `message`; native code returns KILN_ERROR_SHAPE_MISMATCH.
+class AssertNode final : public StmtNode {
+ public:
+  static constexpr bool IsKind(ObjectKind k) { return k == ObjectKind::kAssert; }
+  AssertNode(PrimExpr condition, std::string message, Span span)
+      : StmtNode(ObjectKind::kAssert, std::move(span)),
+        condition(std::move(condition)),
+        message(std::move(message)) {}
+  const PrimExpr condition;
+  const std::string message;
+};
+
+Stmt MakeAssert(PrimExpr condition, std::string message, Span span = nullptr);
 Stmt MakeFor(Var loop_var, PrimExpr min, PrimExpr extent, ForKind kind, Stmt body,
              Span span = nullptr);
 Stmt MakeBufferStore(Buffer buffer, PrimExpr value, std::vector<PrimExpr> indices,

@@ -17,6 +17,7 @@
 #include "engine/lower/lowering_util.h"
 #include "engine/lower/memory_plan.h"
 #include "engine/op/op_registry.h"
+#include "engine/op/type_relations.h"
 #include "engine/support/identifier.h"
 #include "engine/support/status_macros.h"
 #include "engine/te/lower_schedule.h"
@@ -56,9 +57,10 @@ struct Value {
 };
 
 struct Step {
-  int kernel;
+  int kernel;             // -1: an assert of the bool value args[0]
   std::vector<int> args;  // value ids, in the kernel's parameter order
   Span span;
+  std::string message;    // an assert's error
 };
 
 // A kernel while main is being lowered.
@@ -215,6 +217,42 @@ class MainLowering {
     return entry != nullptr && entry->non_computational ? entry : nullptr;
   }
 
+  // The call of `assert` a function is made of (its params passed in order), or null.
+  static const CallNode* AssertCall(const FunctionNode& func) {
+    static const OpEntry& assert_op = *OpRegistry::Global().Find("assert");
+    const CallNode* call = AsCallOf(func.body, assert_op);
+    if (call == nullptr || call->args.size() != func.params.size()) return nullptr;
+    for (size_t i = 0; i < call->args.size(); ++i) {
+      if (!call->args[i].same_as(func.params[i])) return nullptr;
+    }
+    return call;
+  }
+
+  // assert(data, condition): the result is a view of data; the check is a statement of main
+  // (before every kernel that reads the view), or nothing when the condition is a constant true.
+  absl::Status VisitAssert(const Expr& expr, const CallNode& assert_call,
+                           const std::vector<int>& inputs, int call_index) {
+    const std::string& message = StringAttr(*assert_call.attrs, "message");
+    const Value& condition = values_[inputs[1]];
+    const Value& data = values_[inputs[0]];
+    if (condition.origin == Value::Origin::kConstant) {
+      for (const auto& [id, constant] : constant_order_) {
+        if (id != inputs[1]) continue;
+        if (constant->bytes.empty() || constant->bytes[0] == 0) {
+          return absl::InvalidArgumentError(absl::StrCat(NodePrefix("assert", expr->span), message));
+        }
+      }
+    } else {
+      int step_index = static_cast<int>(steps_.size());
+      Use(inputs[1], step_index);
+      steps_.push_back(Step{-1, {inputs[1]}, Or(expr->span), message});
+    }
+    Value view{Value::Origin::kView, data.dtype, data.shape, UniqueName(absl::StrCat("t", call_index))};
+    view.root = data.root;
+    expr_values_[expr.get()] = {NewValue(std::move(view))};
+    return absl::OkStatus();
+  }
+
   absl::Status VisitCall(const Expr& expr, const CallNode& call) {
     int call_index = call_count_++;
     std::vector<int> inputs;
@@ -253,6 +291,10 @@ class MainLowering {
       return Prefixed(NodePrefix(PrimitiveName(*func, call_index), expr->span), result.status());
     }
 
+    if (const CallNode* assert_call = AssertCall(*func);
+        assert_call != nullptr && inputs.size() == 2 && result->size() == 1) {
+      return VisitAssert(expr, *assert_call, inputs, call_index);
+    }
     if (ViewOp(*func) != nullptr && inputs.size() == 1 && result->size() == 1) {
       const TensorLeaf& leaf = (*result)[0];
       Value view{Value::Origin::kView, leaf.dtype, leaf.shape, ""};
@@ -501,6 +543,11 @@ class MainLowering {
     LoweredModule lowered;
     std::vector<loop::Stmt> calls;
     for (const Step& step : steps_) {
+      if (step.kernel < 0) {
+        calls.push_back(loop::MakeAssert(loop::MakeBufferLoad(values_[step.args[0]].buffer, {}),
+                                         step.message, step.span));
+        continue;
+      }
       std::vector<loop::Buffer> args;
       for (int id : step.args) args.push_back(values_[id].buffer);
       calls.push_back(loop::MakeCallKernel(kernels_[step.kernel].global, std::move(args),

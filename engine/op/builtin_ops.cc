@@ -10,6 +10,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterReduceOps(registry);
   RegisterTransformOps(registry);
   RegisterDeviceOps(registry);
+  RegisterShapeGuardOps(registry);
   // Compute definitions attach to the ops registered above.
   RegisterElementwiseComputes(registry);
   RegisterNnComputes(registry);
@@ -17,6 +18,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterTransformComputes(registry);
   RegisterIndexComputes(registry);
   RegisterDeviceComputes(registry);
+  RegisterShapeGuardComputes(registry);
 }
 
 }  // namespace kiln

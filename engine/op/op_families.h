@@ -11,5 +11,6 @@ void RegisterNnOps(OpRegistry& registry);           // nn.cc
 void RegisterReduceOps(OpRegistry& registry);       // reduce.cc
 void RegisterTransformOps(OpRegistry& registry);    // transform.cc
 void RegisterDeviceOps(OpRegistry& registry);       // device.cc
+void RegisterShapeGuardOps(OpRegistry& registry);   // shape_guard.cc
 
 }  // namespace kiln

@@ -226,6 +226,22 @@ absl::StatusOr<Type> EyeLikeRelation(const TypeRelationInput& in) {
 
 // ---- data-dependent extents ------------------------------------------------------------
 
+// The data-dependent extent: `count` when the caller knows it (a shape the model declares, checked
+// at run time by a shape guard), else symbolic.
+Dim CountDim(const TypeRelationInput& in) {
+  int64_t count = IntAttr(in.attrs, "count");
+  return count >= 0 ? Dim::Static(count) : Dim::Symbolic();
+}
+
+AttrField CountAttr() {
+  return {"count", AttrKind::kInt, AttrValue(-1),
+          "the data-dependent extent when known before the run (checked then); -1: symbolic",
+          [](const AttrValue& v) {
+            return v.get<int64_t>() < -1 ? std::string("count must be -1 or a non-negative extent")
+                                  : std::string();
+          }};
+}
+
 absl::StatusOr<Type> ArangeRelation(const TypeRelationInput& in) {
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* start, TensorArg(in, 0));
   for (size_t i = 0; i < 3; ++i) {
@@ -240,12 +256,12 @@ absl::StatusOr<Type> ArangeRelation(const TypeRelationInput& in) {
   if (start->dtype == DataType::kBool) {
     return absl::InvalidArgumentError("start has dtype bool, expected a numeric dtype");
   }
-  return Type(MakeTensorType({Dim::Symbolic()}, start->dtype));
+  return Type(MakeTensorType({CountDim(in)}, start->dtype));
 }
 
 absl::StatusOr<Type> NonzeroRelation(const TypeRelationInput& in) {
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* data, TensorArg(in, 0));
-  return Type(MakeTensorType({Dim::Static(Rank(data)), Dim::Symbolic()}, DataType::kInt64));
+  return Type(MakeTensorType({Dim::Static(Rank(data)), CountDim(in)}, DataType::kInt64));
 }
 
 // (unique slices along axis, index of each one's first occurrence, for each
@@ -255,8 +271,8 @@ absl::StatusOr<Type> UniqueRelation(const TypeRelationInput& in) {
   if (data->shape.empty()) return absl::InvalidArgumentError("expected rank >= 1, got rank 0");
   KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(IntAttr(in.attrs, "axis"), Rank(data)));
   std::vector<Dim> unique = data->shape;
-  unique[axis] = Dim::Symbolic();
-  TensorType per_unique = MakeTensorType({Dim::Symbolic()}, DataType::kInt64);
+  unique[axis] = CountDim(in);
+  TensorType per_unique = MakeTensorType({CountDim(in)}, DataType::kInt64);
   return Type(MakeTupleType({MakeTensorType(std::move(unique), data->dtype), per_unique,
                              MakeTensorType({data->shape[axis]}, DataType::kInt64), per_unique}));
 }
@@ -271,7 +287,7 @@ absl::StatusOr<Type> CompressRelation(const TypeRelationInput& in) {
   if (data->shape.empty()) return absl::InvalidArgumentError("expected rank >= 1, got rank 0");
   KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(IntAttr(in.attrs, "axis"), Rank(data)));
   std::vector<Dim> out = data->shape;
-  out[axis] = Dim::Symbolic();
+  out[axis] = CountDim(in);
   return Type(MakeTensorType(std::move(out), data->dtype));
 }
 
@@ -366,12 +382,14 @@ void RegisterIndexOps(OpRegistry& registry) {
   {
     OpEntry entry = Entry("arange", P::kOpaque, 3,
                           "start, start + delta, ... while before limit (run-time extent)");
+    entry.attrs = {CountAttr()};
     entry.relation = ArangeRelation;
     registry.Register(std::move(entry));
   }
   {
     OpEntry entry = Entry("nonzero", P::kOpaque, 1,
                           "int64 coordinates of nonzero elements, one column per element");
+    entry.attrs = {CountAttr()};
     entry.relation = NonzeroRelation;
     registry.Register(std::move(entry));
   }
@@ -382,14 +400,16 @@ void RegisterIndexOps(OpRegistry& registry) {
     entry.attrs = {
         {"sorted", AttrKind::kBool, AttrValue(true), "ascending order, else first occurrence",
          nullptr},
-        {"axis", AttrKind::kInt, AttrValue(0), "slices along this axis are compared", nullptr}};
+        {"axis", AttrKind::kInt, AttrValue(0), "slices along this axis are compared", nullptr},
+        CountAttr()};
     entry.relation = UniqueRelation;
     registry.Register(std::move(entry));
   }
   {
     OpEntry entry =
         Entry("compress", P::kOpaque, 2, "the slices along an axis where condition is true");
-    entry.attrs = {{"axis", AttrKind::kInt, AttrValue(0), "the selected axis", nullptr}};
+    entry.attrs = {{"axis", AttrKind::kInt, AttrValue(0), "the selected axis", nullptr},
+                   CountAttr()};
     entry.relation = CompressRelation;
     registry.Register(std::move(entry));
   }

@@ -40,6 +40,9 @@ enum kiln_status {
   KILN_ERROR_NULL_BUFFER = 1,       /* an input, output or the workspace is NULL */
   KILN_ERROR_MISALIGNED_BUFFER = 2, /* one is not KILN_ALIGNMENT-aligned */
   KILN_ERROR_OUT_OF_MEMORY = 3,     /* kiln_rt_alloc failed */
+  KILN_ERROR_SHAPE_MISMATCH = 4,    /* an input that decides a shape (a Reshape's shape, TopK's k,
+                                       NonZero's count, ...) holds a value other than the one the
+                                       model's declared shapes were compiled for */
 };
 
 /* Element types, in the order of Kiln's DataType. */

@@ -66,6 +66,17 @@ absl::Status CheckKernelStmt(const loop::Stmt& stmt, const std::string& kernel) 
   return status;
 }
 
+// The one bool an assert in main tests (the stored result of the kernel that checked), or null:
+// main holds no expression code of its own.
+const loop::BufferLoadNode* AssertedFlag(const loop::AssertNode& op) {
+  const auto* load = op.condition.as<loop::BufferLoadNode>();
+  if (load == nullptr || load->buffer->dtype != DataType::kBool || load->buffer->NumElements() != 1 ||
+      load->type.lanes != 1) {
+    return nullptr;
+  }
+  return load;
+}
+
 absl::Status CheckMainStmt(const loop::Stmt& stmt) {
   if (const auto* op = stmt.as<loop::AllocateNode>()) return CheckMainStmt(op->body);
   if (const auto* op = stmt.as<loop::SeqStmtNode>()) {
@@ -75,9 +86,13 @@ absl::Status CheckMainStmt(const loop::Stmt& stmt) {
     return absl::OkStatus();
   }
   if (stmt.as<loop::CallKernelNode>() != nullptr || loop::IsNoOp(stmt)) return absl::OkStatus();
+  if (const auto* op = stmt.as<loop::AssertNode>(); op != nullptr && AssertedFlag(*op) != nullptr) {
+    return absl::OkStatus();
+  }
   return absl::UnimplementedError(absl::StrCat(
       "main holds a ", ObjectKindName(stmt->kind()),
-      " statement; native code supports main as workspace Allocates around kernel calls"));
+      " statement; native code supports main as workspace Allocates around kernel calls and "
+      "asserts of one stored bool"));
 }
 
 class Builder {
@@ -297,6 +312,7 @@ class Builder {
       b.SetCurrentDebugLocation(llvm::DILocation::get(context, subprogram->getLine(), 0, subprogram));
     }
     auto* fail_null = llvm::BasicBlock::Create(context, "null_buffer", entry_);
+    fail_shape_ = llvm::BasicBlock::Create(context, "shape_mismatch", entry_);
     auto* fail_align = llvm::BasicBlock::Create(context, "misaligned_buffer", entry_);
     // The pointer arrays are not null; every buffer is not null and KILN_ALIGNMENT-aligned.
     auto check_not_null = [&](llvm::Value* pointer) {
@@ -338,6 +354,8 @@ class Builder {
     b.CreateRet(b.getInt32(1));  // KILN_ERROR_NULL_BUFFER
     b.SetInsertPoint(fail_align);
     b.CreateRet(b.getInt32(2));  // KILN_ERROR_MISALIGNED_BUFFER
+    b.SetInsertPoint(fail_shape_);
+    b.CreateRet(b.getInt32(4));  // KILN_ERROR_SHAPE_MISMATCH
   }
 
   void EmitMainStmt(llvm::IRBuilder<>& b, const loop::Stmt& stmt) {
@@ -348,6 +366,16 @@ class Builder {
     }
     if (const auto* op = stmt.as<loop::SeqStmtNode>()) {
       for (const loop::Stmt& s : op->seq) EmitMainStmt(b, s);
+      return;
+    }
+    if (const auto* op = stmt.as<loop::AssertNode>()) {
+      const loop::Buffer& flag = AssertedFlag(*op)->buffer;
+      llvm::Value* pointer = b.CreateConstInBoundsGEP1_64(
+          b.getInt8Ty(), storage_pointer_.at(flag->data.get()), flag->elem_offset, flag->name);
+      llvm::Value* holds = b.CreateICmpNE(b.CreateLoad(b.getInt8Ty(), pointer), b.getInt8(0));
+      auto* next = llvm::BasicBlock::Create(context_.context(), "checked", entry_);
+      b.CreateCondBr(holds, next, fail_shape_);
+      b.SetInsertPoint(next);
       return;
     }
     const auto* call = stmt.as<loop::CallKernelNode>();
@@ -499,6 +527,7 @@ class Builder {
   int64_t max_scratch_bytes_ = 0;
   llvm::Function* entry_ = nullptr;
   llvm::Value* workspace_ = nullptr;
+  llvm::BasicBlock* fail_shape_ = nullptr;  // returns KILN_ERROR_SHAPE_MISMATCH
 };
 
 }  // namespace

@@ -212,6 +212,11 @@ absl::Status NativeModel::Run(const std::vector<loop::HostTensor*>& inputs,
         absl::StrCat("allocating the model's workspace of ", impl_->workspace_bytes, " bytes"));
   }
   int32_t status = impl_->run(input_pointers.data(), output_pointers.data(), workspace.get());
+  if (status == KILN_ERROR_SHAPE_MISMATCH) {
+    return absl::InvalidArgumentError(
+        "the model's run returned KILN_ERROR_SHAPE_MISMATCH: an input that decides a shape holds "
+        "a value other than the one the model's declared shapes were compiled for");
+  }
   if (status != KILN_OK) {
     return absl::InternalError(absl::StrCat("the model's run returned error ", status));
   }

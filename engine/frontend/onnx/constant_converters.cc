@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/frontend/onnx/scalar_tensors.h"
+#include "engine/frontend/onnx/shape_guards.h"
 #include "engine/frontend/onnx/shape_folding.h"
 #include "engine/frontend/onnx/transform_converters.h"
 #include "engine/ir/dtype_dispatch.h"
@@ -68,6 +69,41 @@ absl::StatusOr<std::vector<Expr>> ConvertConstant(ConvertContext& ctx) {
   return Outputs(ctx.Constant(std::move(data)));
 }
 
+// The attribute `value` of ConstantOfShape: one element, float32 0 by default.
+absl::StatusOr<TensorData> FillValue(const ConvertContext& ctx) {
+  if (!ctx.HasAttr("value")) return MakeScalar(0.0f);
+  KILN_ASSIGN_OR_RETURN(TensorData value, ctx.TensorAttr("value"));
+  if (value->NumElements() != 1) {
+    return ctx.Error(
+        absl::StrCat("attribute 'value' must hold one element, got ", value->NumElements()));
+  }
+  return value;
+}
+
+// ConstantOfShape whose shape is known only at run time: the value broadcast (at run time, so
+// nothing is materialized at import) to the shape the model declares, checked.
+absl::StatusOr<std::vector<Expr>> FillDeclaredShape(ConvertContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 0, "shape"));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* shape_type, ctx.InputTensorType(0));
+  if (shape_type->shape.size() != 1 || shape_type->shape[0] != Dim::Static(declared.size())) {
+    return ctx.Error(absl::StrCat("input 0 (shape) must be 1-D of length ", declared.size(),
+                                  ", the rank of the declared output ", DimsString(declared)));
+  }
+  KILN_ASSIGN_OR_RETURN(TensorData value, FillValue(ctx));
+  Expr scalar = ctx.Constant(ReshapeTensorData(value, {}));
+  std::vector<Dim> dims;
+  OperandRule rule;
+  for (int64_t d : declared) {
+    dims.push_back(Dim::Static(d));
+    rule.allowed.push_back({d});
+  }
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("broadcast_to", {scalar}, MakeAttrs({{"shape", ShapeValue{dims}}})));
+  KILN_ASSIGN_OR_RETURN(out, GuardOperand(ctx, out, 0, rule,
+                                          absl::StrCat("give the shape ", DimsString(declared))));
+  return Outputs(out);
+}
+
 // ConstantOfShape(shape) filled with `value` (default float32 0). The element
 // count is checked against the limit before anything is allocated.
 absl::StatusOr<std::vector<Expr>> ConvertConstantOfShape(ConvertContext& ctx) {
@@ -76,6 +112,7 @@ absl::StatusOr<std::vector<Expr>> ConvertConstantOfShape(ConvertContext& ctx) {
     return ctx.Error(
         absl::StrCat("input 0 (shape) must be 1-D, got shape ", ShapeToString(shape_type->shape)));
   }
+  if (KnownOnlyAtRunTime(ctx, 0)) return FillDeclaredShape(ctx);
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ctx.ConstantInts(0, "shape"));
   int64_t count = 1;
   for (int64_t d : shape) {
@@ -89,14 +126,7 @@ absl::StatusOr<std::vector<Expr>> ConvertConstantOfShape(ConvertContext& ctx) {
   KILN_RETURN_IF_ERROR(CheckElementLimit(
       ctx, count,
       absl::StrCat("the filled tensor of shape (", absl::StrJoin(shape, ", "), ")").c_str()));
-  TensorData value = MakeScalar(0.0f);
-  if (ctx.HasAttr("value")) {
-    KILN_ASSIGN_OR_RETURN(value, ctx.TensorAttr("value"));
-    if (value->NumElements() != 1) {
-      return ctx.Error(
-          absl::StrCat("attribute 'value' must hold one element, got ", value->NumElements()));
-    }
-  }
+  KILN_ASSIGN_OR_RETURN(TensorData value, FillValue(ctx));
   KILN_RETURN_IF_ERROR(ctx.ChargeBytes(
       count * static_cast<int64_t>(value->bytes.size()),
       absl::StrCat("the filled tensor of shape (", absl::StrJoin(shape, ", "), ")")));
@@ -201,7 +231,29 @@ absl::StatusOr<std::vector<Expr>> ConvertRange(ConvertContext& ctx) {
     KILN_ASSIGN_OR_RETURN(Expr s, ctx.Input(0));
     KILN_ASSIGN_OR_RETURN(Expr l, ctx.Input(1));
     KILN_ASSIGN_OR_RETURN(Expr d, ctx.Input(2));
-    KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("arange", {s, l, d}));
+    std::optional<std::vector<int64_t>> declared = ctx.DeclaredOutputShape(0);
+    if (!declared || declared->size() != 1) {
+      KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("arange", {s, l, d}));
+      return Outputs(out);
+    }
+    // Bounds known only at run time: as many elements as the output is declared with, checked
+    // (max(ceil((limit - start) / delta), 0), computed in float64 as the spec's formula).
+    int64_t count = (*declared)[0];
+    KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("arange", {s, l, d}, MakeAttrs({{"count", count}})));
+    std::vector<Expr> wide;
+    for (const Expr& bound : {s, l, d}) {
+      KILN_ASSIGN_OR_RETURN(Expr w, ctx.Call("cast", {bound}, MakeAttrs({{"dtype", DataType::kFloat64}})));
+      wide.push_back(w);
+    }
+    KILN_ASSIGN_OR_RETURN(Expr span, ctx.Call("subtract", {wide[1], wide[0]}));
+    KILN_ASSIGN_OR_RETURN(Expr steps, ctx.Call("divide", {span, wide[2]}));
+    KILN_ASSIGN_OR_RETURN(steps, ctx.Call("ceil", {steps}));
+    KILN_ASSIGN_OR_RETURN(steps, ctx.Call("maximum", {steps, ctx.Constant(MakeScalar(0.0))}));
+    KILN_ASSIGN_OR_RETURN(Expr ok, ctx.Call("equal", {steps, ctx.Constant(MakeScalar(static_cast<double>(count)))}));
+    KILN_ASSIGN_OR_RETURN(out, GuardCondition(ctx, out, ok,
+                                              absl::StrCat("start, limit and delta must give ", count,
+                                                           " elements (the count the model declares "
+                                                           "and was compiled for)")));
     return Outputs(out);
   }
   DataType dtype = start->dtype;

@@ -17,6 +17,15 @@ std::string ConvertContext::Describe() const {
                       node_index_, ", ", node_.op_type(), ")");
 }
 
+std::optional<std::vector<int64_t>> ConvertContext::DeclaredOutputShape(size_t i) const {
+  if (declared_shapes_ == nullptr || i >= static_cast<size_t>(node_.output_size())) {
+    return std::nullopt;
+  }
+  auto it = declared_shapes_->find(node_.output(static_cast<int>(i)));
+  if (it == declared_shapes_->end()) return std::nullopt;
+  return it->second;
+}
+
 absl::Status ConvertContext::Error(absl::string_view message) const {
   return absl::InvalidArgumentError(absl::StrCat(Describe(), ": ", std::string(message)));
 }

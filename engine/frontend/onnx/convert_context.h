@@ -7,6 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,14 @@ class ConvertContext {
   // saying that input `what` must be constant.
   absl::StatusOr<std::vector<int64_t>> ConstantInts(size_t i, const char* what) const;
 
+  // The static shape the graph declares for output `i` of this node (graph outputs and
+  // value_info), or nullopt: what may be compiled in when the operand deciding that shape is known
+  // only at run time (shape_guards.h checks it then). Only nodes of the main graph see them.
+  std::optional<std::vector<int64_t>> DeclaredOutputShape(size_t i) const;
+  void set_declared_shapes(const std::map<std::string, std::vector<int64_t>>* shapes) {
+    declared_shapes_ = shapes;
+  }
+
   // Attributes.
   bool HasAttr(const std::string& name) const { return FindAttr(name) != nullptr; }
   const onnx::AttributeProto* FindAttr(const std::string& name) const;
@@ -82,6 +91,7 @@ class ConvertContext {
   Span span_;
   std::vector<Expr> inputs_;
   const OnnxImportOptions& options_;
+  const std::map<std::string, std::vector<int64_t>>* declared_shapes_ = nullptr;
 };
 
 // Reads a TensorProto (typed fields or raw_data), validating dtype, dims and

@@ -148,6 +148,7 @@ class GraphImporter {
                                                      options_.max_graph_nodes));
     }
     KILN_RETURN_IF_ERROR(CheckSupported());
+    CollectDeclaredShapes();
     KILN_RETURN_IF_ERROR(ImportInitializersAndInputs());
     KILN_ASSIGN_OR_RETURN(std::vector<int> order, DependencyOrder());
     for (int index : order) {
@@ -163,6 +164,32 @@ class GraphImporter {
  private:
   Span SpanFor(const std::string& name) const {
     return options_.span_filling ? MakeSpan(ValidUtf8(name)) : Span();
+  }
+
+  // The static shapes the graph declares for its outputs and intermediate values (value_info):
+  // what a converter may compile in when the operand deciding a shape is known only at run time
+  // (checked then). Declarations with symbolic dims, or beyond Kiln's limits, are left out.
+  void CollectDeclaredShapes() {
+    auto collect = [&](const onnx::ValueInfoProto& info) {
+      if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return;
+      const onnx::TensorShapeProto& shape = info.type().tensor_type().shape();
+      if (shape.dim_size() > kMaxTensorRank) return;
+      std::vector<int64_t> dims;
+      int64_t elements = 1;
+      for (const onnx::TensorShapeProto::Dimension& dim : shape.dim()) {
+        if (!dim.has_dim_value() || dim.dim_value() < 0 ||
+            dim.dim_value() > options_.max_tensor_elements) {
+          return;
+        }
+        dims.push_back(dim.dim_value());
+        elements = dim.dim_value() == 0 ? 0 : std::min(elements * dim.dim_value(),
+                                                       options_.max_tensor_elements + 1);
+      }
+      if (elements > options_.max_tensor_elements) return;
+      declared_shapes_[info.name()] = std::move(dims);
+    };
+    for (const onnx::ValueInfoProto& info : graph_.value_info()) collect(info);
+    for (const onnx::ValueInfoProto& info : graph_.output()) collect(info);
   }
 
   // The unsupported op types of `graph`'s nodes and of the subgraphs of its control flow.
@@ -473,6 +500,9 @@ class GraphImporter {
       return ExpandFunction(node, index, opset, span, depth, inputs);
     }
     ConvertContext ctx(node, index, opset, span, std::move(inputs), options_);
+    // Names inside function bodies and subgraphs are not the graph's: its declarations do not
+    // apply there.
+    if (depth == 0) ctx.set_declared_shapes(&declared_shapes_);
     std::vector<Expr> outputs;
     if (gradient) {
       // It differentiates the graph around it: only the main graph's nodes are at hand here.
@@ -661,6 +691,7 @@ class GraphImporter {
   onnx::GraphProto& graph_;
   int64_t opset_;
   const OnnxImportOptions& options_;
+  std::map<std::string, std::vector<int64_t>> declared_shapes_;
   std::unordered_map<std::string, Expr> values_;
   int64_t converted_nodes_ = 0;  // graph nodes and the nodes of expanded function bodies
   int64_t expansions_ = 0;       // function bodies expanded so far: unique value-name prefixes

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/frontend/onnx/known_value_folding.h"
 #include "engine/frontend/onnx/scalar_tensors.h"
+#include "engine/frontend/onnx/shape_guards.h"
 #include "engine/frontend/onnx/shape_folding.h"
 #include "engine/frontend/onnx/transform_converters.h"
 #include "engine/support/status_macros.h"
@@ -80,10 +81,24 @@ absl::StatusOr<std::vector<Expr>> ConvertScatterND(ConvertContext& ctx) {
 absl::StatusOr<std::vector<Expr>> ConvertOneHot(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr indices, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* indices_type, ctx.InputTensorType(0));
-  KILN_ASSIGN_OR_RETURN(int64_t depth, ConstantScalarInt(ctx, 1, "depth"));
   KILN_ASSIGN_OR_RETURN(Expr values, ctx.Input(2));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* values_type, ctx.InputTensorType(2));
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", -1));
+  // A depth known only at run time: the extent the output is declared with there, checked.
+  std::optional<int64_t> runtime_depth;
+  int64_t depth = 0;
+  if (KnownOnlyAtRunTime(ctx, 1)) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 1, "depth"));
+    const int64_t rank = static_cast<int64_t>(declared.size());
+    if (rank != static_cast<int64_t>(indices_type->shape.size()) + 1 || axis < -rank || axis >= rank) {
+      return ctx.Error(absl::StrCat("the output is declared ", DimsString(declared),
+                                    ", not of the indices' rank plus one with axis ", axis));
+    }
+    depth = declared[axis < 0 ? axis + rank : axis];
+    runtime_depth = depth;
+  } else {
+    KILN_ASSIGN_OR_RETURN(depth, ConstantScalarInt(ctx, 1, "depth"));
+  }
   if (values_type->shape.size() != 1 || values_type->shape[0] != Dim::Static(2)) {
     return ctx.Error("input 2 (values) must be a 1-D tensor of two elements [off, on]");
   }
@@ -104,6 +119,11 @@ absl::StatusOr<std::vector<Expr>> ConvertOneHot(ConvertContext& ctx) {
   }
   KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("one_hot", {indices, off_on[1], off_on[0]},
                                            MakeAttrs({{"depth", depth}, {"axis", axis}})));
+  if (runtime_depth) {
+    OperandRule rule;
+    rule.allowed = {{depth}};
+    KILN_ASSIGN_OR_RETURN(out, GuardOperand(ctx, out, 1, rule, absl::StrCat("be the depth ", depth)));
+  }
   return Outputs(out);
 }
 
@@ -113,10 +133,21 @@ absl::StatusOr<std::vector<Expr>> ConvertTopK(ConvertContext& ctx) {
   int64_t k = 0;
   if (ctx.opset() < 10) {
     KILN_ASSIGN_OR_RETURN(k, ctx.IntAttr("k", std::nullopt));
-  } else {
-    KILN_ASSIGN_OR_RETURN(k, ConstantScalarInt(ctx, 1, "K"));
   }
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", -1));
+  // A k known only at run time: the extent the outputs are declared with along the axis, checked.
+  const bool runtime_k = ctx.opset() >= 10 && KnownOnlyAtRunTime(ctx, 1);
+  if (runtime_k) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 1, "K"));
+    const int64_t rank = static_cast<int64_t>(declared.size());
+    if (axis < -rank || axis >= rank) {
+      return ctx.Error(absl::StrCat("axis ", axis, " is out of range for the declared output ",
+                                    DimsString(declared)));
+    }
+    k = declared[axis < 0 ? axis + rank : axis];
+  } else if (ctx.opset() >= 10) {
+    KILN_ASSIGN_OR_RETURN(k, ConstantScalarInt(ctx, 1, "K"));
+  }
   KILN_ASSIGN_OR_RETURN(int64_t largest, ctx.IntAttr("largest", 1));
   KILN_ASSIGN_OR_RETURN(int64_t sorted, ctx.IntAttr("sorted", 1));
   KILN_ASSIGN_OR_RETURN(
@@ -127,6 +158,12 @@ absl::StatusOr<std::vector<Expr>> ConvertTopK(ConvertContext& ctx) {
               {{"k", k}, {"axis", axis}, {"largest", largest != 0}, {"sorted", sorted != 0}})));
   KILN_ASSIGN_OR_RETURN(Expr values, ctx.TupleGetItem(tuple, 0));
   KILN_ASSIGN_OR_RETURN(Expr indices, ctx.TupleGetItem(tuple, 1));
+  if (runtime_k) {
+    OperandRule rule;
+    rule.allowed = {{k}};
+    KILN_ASSIGN_OR_RETURN(values, GuardOperand(ctx, values, 1, rule, absl::StrCat("be k = ", k)));
+    KILN_ASSIGN_OR_RETURN(indices, GuardOperand(ctx, indices, 1, rule, absl::StrCat("be k = ", k)));
+  }
   return std::vector<Expr>{values, indices};
 }
 
@@ -260,7 +297,19 @@ absl::StatusOr<std::vector<Expr>> ConvertNonZero(ConvertContext& ctx) {
     KILN_ASSIGN_OR_RETURN(Expr folded, FoldNonZero(ctx, known));
     return Outputs(folded);
   }
-  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nonzero", {x}));
+  // Known only at run time: as many results as the output is declared with, checked.
+  std::optional<std::vector<int64_t>> declared = ctx.DeclaredOutputShape(0);
+  if (!declared || declared->size() != 2) {
+    KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nonzero", {x}));
+    return Outputs(out);
+  }
+  int64_t count = (*declared)[1];
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nonzero", {x}, MakeAttrs({{"count", count}})));
+  KILN_ASSIGN_OR_RETURN(Expr ok, NonzeroCountIs(ctx, x, count));
+  KILN_ASSIGN_OR_RETURN(out, GuardCondition(ctx, out, ok,
+                                            absl::StrCat("input 0 must hold ", count,
+                                                         " nonzero elements (the count the model "
+                                                         "declares and was compiled for)")));
   return Outputs(out);
 }
 
@@ -281,12 +330,32 @@ absl::StatusOr<std::vector<Expr>> ConvertUnique(ConvertContext& ctx) {
   } else {
     KILN_ASSIGN_OR_RETURN(x, Flattened(ctx, x));
   }
+  // Known only at run time: as many unique slices as the model declares (outputs 1 and 3 hold one
+  // entry per unique slice), checked through the largest inverse index.
+  int64_t count = -1;
+  for (size_t output : {size_t{1}, size_t{3}}) {
+    std::optional<std::vector<int64_t>> declared = ctx.DeclaredOutputShape(output);
+    if (declared && declared->size() == 1) count = (*declared)[0];
+  }
   KILN_ASSIGN_OR_RETURN(
-      Expr tuple, ctx.Call("unique", {x}, MakeAttrs({{"sorted", sorted != 0}, {"axis", axis}})));
+      Expr tuple, ctx.Call("unique", {x}, MakeAttrs({{"sorted", sorted != 0}, {"axis", axis},
+                                                      {"count", count}})));
   std::vector<Expr> outputs;
   for (int i = 0; i < 4; ++i) {
     KILN_ASSIGN_OR_RETURN(Expr item, ctx.TupleGetItem(tuple, i));
     outputs.push_back(item);
+  }
+  if (count >= 0) {
+    KILN_ASSIGN_OR_RETURN(Expr largest, ctx.Call("max", {outputs[2]}));
+    KILN_ASSIGN_OR_RETURN(
+        Expr ok, ctx.Call("equal", {largest, ctx.Constant(MakeScalar(count - 1))}));
+    for (Expr& output : outputs) {
+      KILN_ASSIGN_OR_RETURN(output, GuardCondition(ctx, output, ok,
+                                                   absl::StrCat("input 0 must hold ", count,
+                                                                " unique slices (the count the "
+                                                                "model declares and was compiled "
+                                                                "for)")));
+    }
   }
   return outputs;
 }
@@ -326,8 +395,25 @@ absl::StatusOr<std::vector<Expr>> ConvertCompress(ConvertContext& ctx) {
                           ctx.Call("take", {x, positions}, MakeAttrs({{"axis", normalized}})));
     return Outputs(out);
   }
-  KILN_ASSIGN_OR_RETURN(Expr out,
-                        ctx.Call("compress", {x, condition}, MakeAttrs({{"axis", axis}})));
+  // Known only at run time: as many slices as the output is declared with, checked.
+  std::optional<std::vector<int64_t>> declared = ctx.DeclaredOutputShape(0);
+  const auto* condition_type = condition->checked_type.as<TensorTypeNode>();
+  if (!declared || static_cast<int64_t>(declared->size()) != rank || normalized < 0 ||
+      normalized >= rank || condition_type == nullptr || condition_type->shape.size() != 1 ||
+      !condition_type->shape[0].is_static() || !tx->shape[normalized].is_static() ||
+      condition_type->shape[0].value > tx->shape[normalized].value) {
+    KILN_ASSIGN_OR_RETURN(Expr out,
+                          ctx.Call("compress", {x, condition}, MakeAttrs({{"axis", axis}})));
+    return Outputs(out);
+  }
+  int64_t count = (*declared)[normalized];
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("compress", {x, condition},
+                                           MakeAttrs({{"axis", axis}, {"count", count}})));
+  KILN_ASSIGN_OR_RETURN(Expr ok, NonzeroCountIs(ctx, condition, count));
+  KILN_ASSIGN_OR_RETURN(out, GuardCondition(ctx, out, ok,
+                                            absl::StrCat("input 1 must select ", count,
+                                                         " slices (the count the model declares "
+                                                         "and was compiled for)")));
   return Outputs(out);
 }
 

@@ -11,6 +11,7 @@
 #include "engine/frontend/onnx/converter_table.h"
 #include "engine/frontend/onnx/convert_context.h"
 #include "engine/frontend/onnx/scalar_tensors.h"
+#include "engine/frontend/onnx/shape_guards.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/status_macros.h"
 
@@ -77,8 +78,21 @@ absl::StatusOr<std::vector<Expr>> ConvertMaxUnpool(ConvertContext& ctx) {
   }
 
   std::vector<int64_t> output = implied;
-  if (ctx.HasInput(2)) {
+  // An output_shape known only at run time: the declared output shape, checked.
+  std::optional<OperandRule> runtime_output_shape;
+  if (KnownOnlyAtRunTime(ctx, 2)) {
+    KILN_ASSIGN_OR_RETURN(output, DeclaredShapeOrError(ctx, 0, 2, "output_shape"));
+    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* shape_type, ctx.InputTensorType(2));
+    if (shape_type->shape.size() != 1 || shape_type->shape[0] != Dim::Static(output.size())) {
+      return ctx.Error(absl::StrCat("input 2 (output_shape) must be 1-D of length ", output.size(),
+                                    ", the rank of the declared output ", DimsString(output)));
+    }
+    runtime_output_shape.emplace();
+    for (int64_t extent : output) runtime_output_shape->allowed.push_back({extent});
+  } else if (ctx.HasInput(2)) {
     KILN_ASSIGN_OR_RETURN(output, ctx.ConstantInts(2, "output_shape"));
+  }
+  if (ctx.HasInput(2)) {
     bool fits = output.size() == rank && output[0] == in[0] && output[1] == in[1];
     for (size_t i = 2; fits && i < rank; ++i) fits = output[i] >= implied[i];
     int64_t requested = 1;
@@ -114,6 +128,10 @@ absl::StatusOr<std::vector<Expr>> ConvertMaxUnpool(ConvertContext& ctx) {
     KILN_ASSIGN_OR_RETURN(out, ctx.Call("nn.pad", {out, zero},
                                         MakeAttrs({{"pad_width", IntArray(width)},
                                                    {"pad_mode", std::string("constant")}})));
+  }
+  if (runtime_output_shape) {
+    KILN_ASSIGN_OR_RETURN(out, GuardOperand(ctx, out, 2, *runtime_output_shape,
+                                            absl::StrCat("be ", DimsString(output))));
   }
   return std::vector<Expr>{out};
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/frontend/onnx/max_pool_indices.h"
 #include "engine/frontend/onnx/nn_converters.h"
+#include "engine/frontend/onnx/shape_guards.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/status_macros.h"
 
@@ -389,6 +390,7 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
 
   std::vector<double> scales;
   std::vector<int64_t> sizes;
+  std::optional<OperandRule> runtime_sizes;
   if (upsample && ctx.opset() < 9) {
     KILN_ASSIGN_OR_RETURN(std::vector<float> attr, ctx.FloatsAttr("scales", std::nullopt));
     scales.assign(attr.begin(), attr.end());
@@ -397,7 +399,17 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
     if (ctx.HasInput(scales_input)) {
       KILN_ASSIGN_OR_RETURN(scales, ConstantFloats(ctx, scales_input, "scales"));
     }
-    if (!legacy && ctx.HasInput(3)) {
+    if (!legacy && KnownOnlyAtRunTime(ctx, 3)) {
+      // Sizes known only at run time: the declared output shape, checked.
+      KILN_ASSIGN_OR_RETURN(sizes, DeclaredShapeOrError(ctx, 0, 3, "sizes"));
+      KILN_ASSIGN_OR_RETURN(const TensorTypeNode* sizes_type, ctx.InputTensorType(3));
+      if (sizes_type->shape.size() != 1 || sizes_type->shape[0] != Dim::Static(sizes.size())) {
+        return ctx.Error(absl::StrCat("input 3 (sizes) must be 1-D of length ", sizes.size(),
+                                      ", the rank of the declared output ", DimsString(sizes)));
+      }
+      runtime_sizes.emplace();
+      for (int64_t size : sizes) runtime_sizes->allowed.push_back({size});
+    } else if (!legacy && ctx.HasInput(3)) {
       KILN_ASSIGN_OR_RETURN(sizes, ctx.ConstantInts(3, "sizes"));
     }
   }
@@ -490,6 +502,10 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
                                             {"cubic_alpha", double{cubic_a}},
                                             {"cubic_exclude", exclude_outside != 0},
                                             {"extrapolation_value", double{extrapolation}}})));
+  if (runtime_sizes) {
+    KILN_ASSIGN_OR_RETURN(y, GuardOperand(ctx, y, 3, *runtime_sizes,
+                                          absl::StrCat("hold the sizes ", DimsString(sizes))));
+  }
   return One(y);
 }
 

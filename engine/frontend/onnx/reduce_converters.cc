@@ -5,6 +5,7 @@
 // both forms are read. An empty axes list reduces everything, or nothing when
 // noop_with_empty_axes is set.
 #include "absl/strings/str_cat.h"
+#include "engine/frontend/onnx/shape_guards.h"
 #include "engine/frontend/onnx/transform_converters.h"
 #include "engine/support/status_macros.h"
 
@@ -15,16 +16,67 @@ struct ReduceParams {
   std::vector<int64_t> axes;
   bool keepdims = true;
   bool noop = false;  // empty axes with noop_with_empty_axes: no reduction at all
+  // Axes known only at run time: the rule they must follow for the declared output shape.
+  std::optional<OperandRule> runtime_axes;
 };
+
+// Axes known only at run time (a non-empty input): those that give the output shape the model
+// declares. With keepdims every such set reduces the same axes of extent above 1; without, the
+// declared shape must not leave that open ([3, 2, 2] -> [3, 2] could reduce axis 1 or 2).
+absl::StatusOr<std::vector<int64_t>> DeclaredReduceAxes(const ConvertContext& ctx, int64_t count,
+                                                        bool keepdims, OperandRule* rule) {
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 1, "axes"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> in, StaticInputShape(ctx, 0));
+  auto gives = [&](const std::vector<int64_t>& axes) {
+    std::vector<int64_t> out;
+    size_t next = 0;
+    for (size_t d = 0; d < in.size(); ++d) {
+      bool reduced = next < axes.size() && axes[next] == static_cast<int64_t>(d);
+      if (reduced) ++next;
+      if (!reduced || keepdims) out.push_back(reduced ? 1 : in[d]);
+    }
+    return out == declared;
+  };
+  std::vector<std::vector<int64_t>> accepted;
+  KILN_ASSIGN_OR_RETURN(*rule, AxesRule(ctx, count, static_cast<int64_t>(in.size()), gives, &accepted));
+  auto above_one = [&](const std::vector<int64_t>& axes) {
+    std::vector<int64_t> kept;
+    for (int64_t a : axes) {
+      if (in[a] != 1) kept.push_back(a);
+    }
+    return kept;
+  };
+  for (const std::vector<int64_t>& axes : accepted) {
+    if (above_one(axes) != above_one(accepted[0])) {
+      return ctx.Error(absl::StrCat("the declared output ", DimsString(declared),
+                                    " does not tell which axes of ", DimsString(in),
+                                    " input 1 (axes) reduces"));
+    }
+  }
+  return accepted[0];
+}
 
 absl::StatusOr<ReduceParams> ReadReduceParams(const ConvertContext& ctx) {
   ReduceParams p;
-  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes,
-                        IntsFromInputOrAttr(ctx, 1, "axes", "axes"));
   KILN_ASSIGN_OR_RETURN(int64_t keepdims, ctx.IntAttr("keepdims", 1));
   KILN_ASSIGN_OR_RETURN(int64_t noop_with_empty_axes, ctx.IntAttr("noop_with_empty_axes", 0));
-  p.axes = axes.value_or(std::vector<int64_t>{});
   p.keepdims = keepdims != 0;
+  if (KnownOnlyAtRunTime(ctx, 1)) {
+    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(1));
+    if (type->shape.size() != 1 || !type->shape[0].is_static()) {
+      return ctx.Error("input 1 (axes) must be 1-D of static length");
+    }
+    // An empty axes input holds no value to wait for.
+    if (type->shape[0].value > 0) {
+      OperandRule rule;
+      KILN_ASSIGN_OR_RETURN(p.axes, DeclaredReduceAxes(ctx, type->shape[0].value, p.keepdims, &rule));
+      p.runtime_axes = std::move(rule);
+    }
+  } else {
+    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes,
+                          IntsFromInputOrAttr(ctx, 1, "axes", "axes"));
+    p.axes = axes.value_or(std::vector<int64_t>{});
+  }
   p.noop = p.axes.empty() && noop_with_empty_axes != 0;
   return p;
 }
@@ -32,7 +84,10 @@ absl::StatusOr<ReduceParams> ReadReduceParams(const ConvertContext& ctx) {
 absl::StatusOr<Expr> Reduce(ConvertContext& ctx, const char* op, const Expr& x,
                             const ReduceParams& p, bool keepdims) {
   if (p.noop) return x;
-  return ctx.Call(op, {x}, MakeAttrs({{"axis", IntArray(p.axes)}, {"keepdims", keepdims}}));
+  KILN_ASSIGN_OR_RETURN(
+      Expr out, ctx.Call(op, {x}, MakeAttrs({{"axis", IntArray(p.axes)}, {"keepdims", keepdims}})));
+  if (!p.runtime_axes) return out;
+  return GuardOperand(ctx, out, 1, *p.runtime_axes, "list axes that give the declared shape");
 }
 
 template <const char* kOp>

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/frontend/onnx/shape_folding.h"
+#include "engine/frontend/onnx/shape_guards.h"
 #include "engine/ir/dtype_dispatch.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/status_macros.h"
@@ -159,6 +160,52 @@ absl::StatusOr<std::vector<int64_t>> ResolveReshapeTarget(const ConvertContext& 
   return out;
 }
 
+// Reshape whose shape input is known only at run time: to the shape the model declares, with a
+// run-time check that the input gives it (element i is that extent, 0 where that copies the
+// input's extent, or the one -1 inferred as it).
+absl::StatusOr<std::vector<Expr>> ReshapeToDeclaredShape(ConvertContext& ctx, const Expr& x,
+                                                         const TensorTypeNode* in) {
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 1, "shape"));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* shape_type, ctx.InputTensorType(1));
+  if (shape_type->shape.size() != 1 || !shape_type->shape[0].is_static() ||
+      shape_type->shape[0].value != static_cast<int64_t>(declared.size())) {
+    return ctx.Error(absl::StrCat("input 1 (shape) must be 1-D of length ", declared.size(),
+                                  ", the rank of the declared output ", DimsString(declared)));
+  }
+  auto in_elements = NumElements(in->shape);
+  if (!in_elements.ok() || *in_elements < 0) {
+    return ctx.Error("reshape to a declared shape needs the input's shape static");
+  }
+  int64_t out_elements = 1;
+  for (int64_t d : declared) out_elements *= d;
+  if (*in_elements != out_elements) {
+    return ctx.Error(absl::StrCat("the output is declared ", DimsString(declared), " (",
+                                  out_elements, " elements) but the input ", ShapeToString(in->shape),
+                                  " has ", *in_elements));
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t allowzero, ctx.IntAttr("allowzero", 0));
+  OperandRule rule;
+  rule.at_most_once = {-1};
+  for (size_t i = 0; i < declared.size(); ++i) {
+    std::vector<int64_t> allowed;
+    if (declared[i] != 0 || allowzero != 0) allowed.push_back(declared[i]);
+    if (allowzero == 0 && i < in->shape.size() && in->shape[i].value == declared[i] &&
+        declared[i] != 0) {
+      allowed.push_back(0);
+    }
+    int64_t others = 1;
+    for (size_t j = 0; j < declared.size(); ++j) others *= j == i ? 1 : declared[j];
+    if (others != 0) allowed.push_back(-1);
+    if (allowed.empty()) return ctx.Error("no shape input gives the declared output shape");
+    rule.allowed.push_back(std::move(allowed));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("reshape", {x}, MakeAttrs({{"newshape", IntArray(declared)}})));
+  KILN_ASSIGN_OR_RETURN(out, GuardOperand(ctx, out, 1, rule,
+                                          absl::StrCat("give the shape ", DimsString(declared))));
+  return Outputs(out);
+}
+
 absl::StatusOr<std::vector<Expr>> ConvertReshape(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
@@ -166,7 +213,8 @@ absl::StatusOr<std::vector<Expr>> ConvertReshape(ConvertContext& ctx) {
   if (ctx.HasInput(1)) {
     auto value = EvaluateShapeInput(ctx, 1);
     if (!value.ok()) return ctx.Error(value.status().message());
-    if (!*value || (*value)->shape.size() != 1) {
+    if (!*value) return ReshapeToDeclaredShape(ctx, x, type);
+    if ((*value)->shape.size() != 1) {
       return ctx.Error(
           "input 1 (shape) must be a 1-D constant or computable from tensor shapes at import");
     }
@@ -242,8 +290,30 @@ absl::StatusOr<std::vector<Expr>> ConvertSplit(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 0));
   int64_t num_outputs = ctx.node().output_size();
-  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> sizes,
-                        IntsFromInputOrAttr(ctx, 1, "split", "split"));
+  // Split sizes known only at run time: the extents the outputs are declared with, checked.
+  std::optional<OperandRule> runtime_sizes;
+  std::optional<std::vector<int64_t>> sizes;
+  if (KnownOnlyAtRunTime(ctx, 1)) {
+    int64_t rank = static_cast<int64_t>(type->shape.size());
+    int64_t normalized = axis < 0 ? axis + rank : axis;
+    if (normalized < 0 || normalized >= rank) {
+      return ctx.Error(absl::StrCat("axis ", axis, " is out of range for rank ", rank));
+    }
+    runtime_sizes.emplace();
+    sizes.emplace();
+    for (int64_t k = 0; k < num_outputs; ++k) {
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared,
+                            DeclaredShapeOrError(ctx, static_cast<size_t>(k), 1, "split"));
+      if (static_cast<int64_t>(declared.size()) != rank) {
+        return ctx.Error(absl::StrCat("output ", k, " is declared ", DimsString(declared),
+                                      ", not of the input's rank ", rank));
+      }
+      sizes->push_back(declared[normalized]);
+      runtime_sizes->allowed.push_back({declared[normalized]});
+    }
+  } else {
+    KILN_ASSIGN_OR_RETURN(sizes, IntsFromInputOrAttr(ctx, 1, "split", "split"));
+  }
   AttrValue split = num_outputs;
   if (sizes) {
     if (static_cast<int64_t>(sizes->size()) != num_outputs) {
@@ -275,6 +345,11 @@ absl::StatusOr<std::vector<Expr>> ConvertSplit(ConvertContext& ctx) {
   std::vector<Expr> outputs;
   for (int64_t k = 0; k < num_outputs; ++k) {
     KILN_ASSIGN_OR_RETURN(Expr item, ctx.TupleGetItem(tuple, static_cast<int>(k)));
+    if (runtime_sizes) {
+      KILN_ASSIGN_OR_RETURN(item, GuardOperand(ctx, item, 1, *runtime_sizes,
+                                               absl::StrCat("hold the split sizes ",
+                                                            DimsString(*sizes))));
+    }
     outputs.push_back(item);
   }
   return outputs;
@@ -307,8 +382,57 @@ absl::StatusOr<std::vector<Expr>> ConvertSlice(ConvertContext& ctx) {
   return Outputs(out);
 }
 
+// The length of 1-D input `i` (axes, repeats, split sizes), or an error.
+absl::StatusOr<int64_t> VectorInputLength(const ConvertContext& ctx, size_t i, const char* what) {
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(i));
+  if (type->shape.size() != 1 || !type->shape[0].is_static()) {
+    return ctx.Error(absl::StrCat("input ", i, " (", what, ") must be 1-D of static length"));
+  }
+  return type->shape[0].value;
+}
+
+// Squeeze or Unsqueeze whose axes input is known only at run time: a reshape to the shape the
+// model declares, with a run-time check that the axes give it.
+absl::StatusOr<std::vector<Expr>> AxesToDeclaredShape(ConvertContext& ctx, const Expr& x,
+                                                      bool squeeze) {
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 1, "axes"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> in, StaticInputShape(ctx, 0));
+  KILN_ASSIGN_OR_RETURN(int64_t count, VectorInputLength(ctx, 1, "axes"));
+  const std::vector<int64_t>& longer = squeeze ? in : declared;
+  const std::vector<int64_t>& shorter = squeeze ? declared : in;
+  if (static_cast<int64_t>(longer.size()) != static_cast<int64_t>(shorter.size()) + count) {
+    return ctx.Error(absl::StrCat("input 1 (axes) has ", count, " entries, but the input ",
+                                  DimsString(in), " and the declared output ", DimsString(declared),
+                                  " differ in rank by ", longer.size() - shorter.size()));
+  }
+  // A set of axes of the longer shape gives the shorter one when they are all 1s and the rest
+  // matches in order.
+  auto gives = [&](const std::vector<int64_t>& axes) {
+    std::vector<int64_t> rest;
+    size_t next = 0;
+    for (size_t d = 0; d < longer.size(); ++d) {
+      if (next < axes.size() && axes[next] == static_cast<int64_t>(d)) {
+        ++next;
+        if (longer[d] != 1) return false;
+      } else {
+        rest.push_back(longer[d]);
+      }
+    }
+    return rest == shorter;
+  };
+  KILN_ASSIGN_OR_RETURN(OperandRule rule,
+                        AxesRule(ctx, count, static_cast<int64_t>(longer.size()), gives));
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("reshape", {x}, MakeAttrs({{"newshape", IntArray(declared)}})));
+  KILN_ASSIGN_OR_RETURN(out, GuardOperand(ctx, out, 1, rule,
+                                          absl::StrCat("list axes that give the shape ",
+                                                       DimsString(declared))));
+  return Outputs(out);
+}
+
 absl::StatusOr<std::vector<Expr>> ConvertSqueeze(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  if (KnownOnlyAtRunTime(ctx, 1)) return AxesToDeclaredShape(ctx, x, true);
   KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes,
                         IntsFromInputOrAttr(ctx, 1, "axes", "axes"));
   KILN_ASSIGN_OR_RETURN(
@@ -323,6 +447,7 @@ absl::StatusOr<std::vector<Expr>> ConvertSqueeze(ConvertContext& ctx) {
 // it belongs.
 absl::StatusOr<std::vector<Expr>> ConvertUnsqueeze(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
+  if (KnownOnlyAtRunTime(ctx, 1)) return AxesToDeclaredShape(ctx, x, false);
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
   KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> given,
                         IntsFromInputOrAttr(ctx, 1, "axes", "axes"));
@@ -354,12 +479,57 @@ absl::StatusOr<std::vector<Expr>> ConvertUnsqueeze(ConvertContext& ctx) {
 // Expand broadcasts both ways (a 1 in the shape keeps the input's extent), so
 // the result shape is the broadcast of both. A shape entry known only as a
 // named symbolic dim stays that symbol.
+// Expand whose shape input is known only at run time: a broadcast to the shape the model
+// declares, with a run-time check that the shape gives it (each entry that extent, or 1 where the
+// input already has it).
+absl::StatusOr<std::vector<Expr>> ExpandToDeclaredShape(ConvertContext& ctx, const Expr& x) {
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 1, "shape"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> in, StaticInputShape(ctx, 0));
+  KILN_ASSIGN_OR_RETURN(int64_t count, VectorInputLength(ctx, 1, "shape"));
+  const size_t rank = declared.size();
+  if (rank != std::max(in.size(), static_cast<size_t>(count))) {
+    return ctx.Error(absl::StrCat("the declared output ", DimsString(declared), " is not of rank max(",
+                                  in.size(), ", ", count, ")"));
+  }
+  // Position d of the output, counted from the right, is the input's extent (1 where the input
+  // is shorter) broadcast with the shape's entry (1 where the shape is shorter).
+  OperandRule rule;
+  for (size_t d = 0; d < rank; ++d) {
+    size_t from_right = rank - 1 - d;
+    int64_t in_extent = from_right < in.size() ? in[in.size() - 1 - from_right] : 1;
+    if (in_extent != declared[d] && in_extent != 1) {
+      return ctx.Error(absl::StrCat("the input ", DimsString(in),
+                                    " does not broadcast to the declared output ",
+                                    DimsString(declared)));
+    }
+    if (from_right >= static_cast<size_t>(count)) {
+      if (in_extent != declared[d]) {
+        return ctx.Error(absl::StrCat("the declared output ", DimsString(declared),
+                                      " has extent ", declared[d], " where only the input ",
+                                      DimsString(in), " decides it"));
+      }
+      continue;
+    }
+    std::vector<int64_t> allowed{declared[d]};
+    if (in_extent == declared[d] && declared[d] != 1) allowed.push_back(1);
+    rule.allowed.push_back(std::move(allowed));
+  }
+  std::vector<Dim> dims;
+  for (int64_t d : declared) dims.push_back(Dim::Static(d));
+  KILN_ASSIGN_OR_RETURN(Expr out,
+                        ctx.Call("broadcast_to", {x}, MakeAttrs({{"shape", ShapeValue{dims}}})));
+  KILN_ASSIGN_OR_RETURN(out, GuardOperand(ctx, out, 1, rule,
+                                          absl::StrCat("broadcast the input to ", DimsString(declared))));
+  return Outputs(out);
+}
+
 absl::StatusOr<std::vector<Expr>> ConvertExpand(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
   auto value = EvaluateShapeInput(ctx, 1);
   if (!value.ok()) return ctx.Error(value.status().message());
-  if (!*value || (*value)->shape.size() != 1) {
+  if (!*value) return ExpandToDeclaredShape(ctx, x);
+  if ((*value)->shape.size() != 1) {
     return ctx.Error(
         "input 1 (shape) must be a 1-D constant or computable from tensor shapes at import");
   }
@@ -381,9 +551,37 @@ absl::StatusOr<std::vector<Expr>> ConvertExpand(ConvertContext& ctx) {
   return Outputs(out);
 }
 
+// Tile whose repeats are known only at run time: the repeats the declared shape implies
+// (declared extent / input extent), checked at run time.
+absl::StatusOr<std::vector<Expr>> TileToDeclaredShape(ConvertContext& ctx, const Expr& x) {
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 1, "repeats"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> in, StaticInputShape(ctx, 0));
+  KILN_ASSIGN_OR_RETURN(int64_t count, VectorInputLength(ctx, 1, "repeats"));
+  if (declared.size() != in.size() || count != static_cast<int64_t>(in.size())) {
+    return ctx.Error(absl::StrCat("input 1 (repeats) has ", count, " entries and the output is "
+                                  "declared ", DimsString(declared), " for an input ",
+                                  DimsString(in), " (all three must have one rank)"));
+  }
+  std::vector<int64_t> repeats;
+  OperandRule rule;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 0 || declared[d] % in[d] != 0) {
+      return ctx.Error(absl::StrCat("the declared output ", DimsString(declared),
+                                    " is not a tiling of the input ", DimsString(in)));
+    }
+    repeats.push_back(declared[d] / in[d]);
+    rule.allowed.push_back({repeats.back()});
+  }
+  KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("tile", {x}, MakeAttrs({{"reps", IntArray(repeats)}})));
+  KILN_ASSIGN_OR_RETURN(out, GuardOperand(ctx, out, 1, rule,
+                                          absl::StrCat("hold the repeats ", DimsString(repeats))));
+  return Outputs(out);
+}
+
 absl::StatusOr<std::vector<Expr>> ConvertTile(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  if (KnownOnlyAtRunTime(ctx, 1)) return TileToDeclaredShape(ctx, x);
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ctx.ConstantInts(1, "repeats"));
   if (repeats.size() != type->shape.size()) {
     return ctx.Error(absl::StrCat("repeats has ", repeats.size(), " entries for an input of rank ",

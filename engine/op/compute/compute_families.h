@@ -16,5 +16,6 @@ void RegisterReduceComputes(OpRegistry& registry);       // reduce_compute.cc
 void RegisterTransformComputes(OpRegistry& registry);    // transform_compute.cc
 void RegisterIndexComputes(OpRegistry& registry);        // index_compute.cc
 void RegisterDeviceComputes(OpRegistry& registry);       // device_compute.cc
+void RegisterShapeGuardComputes(OpRegistry& registry);   // shape_guard_compute.cc
 
 }  // namespace kiln

@@ -69,6 +69,7 @@ void RegisterLoopDialectPrinter(IRDocsifier::Registry& registry) {
     registry.Register(token, ObjectKind::kSeqStmt, StatementBuilder(lp::BuildSeqStmt));
     registry.Register(token, ObjectKind::kEvaluate, StatementBuilder(lp::BuildEvaluate));
     registry.Register(token, ObjectKind::kCallKernel, StatementBuilder(lp::BuildCallKernel));
+    registry.Register(token, ObjectKind::kAssert, StatementBuilder(lp::BuildAssert));
 
     registry.Register(token, ObjectKind::kIntImm, ExpressionBuilder(lp::BuildIntImm));
     registry.Register(token, ObjectKind::kFloatImm, ExpressionBuilder(lp::BuildFloatImm));

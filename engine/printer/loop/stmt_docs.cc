@@ -214,4 +214,11 @@ Doc BuildCallKernel(const ObjectRef& node, IRDocsifier& d) {
   return WithSourceAndSpan(d, doc, node, call->span);
 }
 
+Doc BuildAssert(const ObjectRef& node, IRDocsifier& d) {
+  const auto* check = node.as<loop::AssertNode>();
+  auto doc = std::make_shared<ExprStmtDocNode>(
+      TCall("assert", {d.AsExprDoc(check->condition), StringLiteral(check->message)}));
+  return WithSourceAndSpan(d, doc, node, check->span);
+}
+
 }  // namespace kiln::printer::loop_printer

@@ -16,30 +16,46 @@
 
 namespace kiln::driver {
 
-// Every output of `model` on `inputs` through the interpreter, after checking native code
-// computes the same within float rounding.
-inline std::vector<std::vector<double>> RunAll(const std::string& model,
-                                        const std::vector<loop::HostTensor>& inputs) {
+// Every output of `compiled` on `inputs` through one backend, or the run's error.
+inline absl::StatusOr<std::vector<std::vector<double>>> RunBackend(
+    const CompileResult& compiled, const std::vector<loop::HostTensor>& inputs, bool native) {
+  ModelTensors tensors = MakeModelTensors(compiled);
+  std::vector<loop::HostTensor*> in, out;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    tensors.inputs[i] = inputs[i];
+    in.push_back(&tensors.inputs[i]);
+  }
+  for (loop::HostTensor& t : tensors.outputs) out.push_back(&t);
+  absl::Status ran = native ? RunNative(compiled, in, out) : RunModel(compiled, in, out);
+  if (!ran.ok()) return ran;
+  std::vector<std::vector<double>> values;
+  for (loop::HostTensor& t : tensors.outputs) values.push_back(t.ToDoubles());
+  return values;
+}
+
+// `model` compiled for both backends (native code for this host).
+inline absl::StatusOr<CompileResult> CompileForAllBackends(const std::string& model) {
   CompileOptions options;
   options.codegen = HostCodegenOptions();
   absl::StatusOr<CompileResult> compiled = CompileOnnx(model, options);
   EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return compiled;
+}
+
+// Every output of `model` on `inputs` through the interpreter, after checking native code
+// computes the same within float rounding.
+inline std::vector<std::vector<double>> RunAll(const std::string& model,
+                                        const std::vector<loop::HostTensor>& inputs) {
+  absl::StatusOr<CompileResult> compiled = CompileForAllBackends(model);
   if (!compiled.ok()) return {};
   std::vector<std::vector<std::vector<double>>> results;
   for (bool native : {false, true}) {
-    ModelTensors tensors = MakeModelTensors(*compiled);
-    std::vector<loop::HostTensor*> in, out;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      tensors.inputs[i] = inputs[i];
-      in.push_back(&tensors.inputs[i]);
-    }
-    for (loop::HostTensor& t : tensors.outputs) out.push_back(&t);
-    absl::Status ran = native ? RunNative(*compiled, in, out) : RunModel(*compiled, in, out);
-    EXPECT_TRUE(ran.ok()) << ran;
-    std::vector<std::vector<double>> values;
-    for (loop::HostTensor& t : tensors.outputs) values.push_back(t.ToDoubles());
-    results.push_back(values);
+    absl::StatusOr<std::vector<std::vector<double>>> values = RunBackend(*compiled, inputs, native);
+    EXPECT_TRUE(values.ok()) << values.status();
+    results.push_back(values.ok() ? *std::move(values) : std::vector<std::vector<double>>{});
   }
+  EXPECT_EQ(results[1].size(), results[0].size());
+  if (results[1].size() != results[0].size()) return results[0];
   for (size_t o = 0; o < results[0].size(); ++o) {
     EXPECT_EQ(results[1][o].size(), results[0][o].size()) << "output " << o;
     for (size_t i = 0; i < std::min(results[0][o].size(), results[1][o].size()); ++i) {

@@ -44,6 +44,17 @@ class OnnxModelBuilder {
     model_.mutable_graph()->add_output()->set_name(name);
     return *this;
   }
+  // An output whose type the model declares (static dims).
+  OnnxModelBuilder& Output(const std::string& name, std::vector<int64_t> dims,
+                           int32_t elem_type = onnx::TensorProto::FLOAT) {
+    auto* output = model_.mutable_graph()->add_output();
+    output->set_name(name);
+    auto* tensor = output->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(elem_type);
+    auto* shape = tensor->mutable_shape();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+    return *this;
+  }
 
   onnx::TensorProto& FloatInitializer(const std::string& name, std::vector<int64_t> dims,
                                       std::vector<float> values) {

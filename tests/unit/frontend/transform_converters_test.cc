@@ -142,8 +142,10 @@ TEST(TransformConvertersTest, ReshapeErrorsNameTheNode) {
     auto module = ImportOnnxModel(b.Bytes());
     ASSERT_FALSE(module.ok());
     EXPECT_EQ(Message(module.status()),
-              "ONNX node 'dynamic' (#0, Reshape): input 1 (shape) must be a 1-D constant or "
-              "computable from tensor shapes at import");
+              "ONNX node 'dynamic' (#0, Reshape): input 1 (shape) decides the shape of output 0, "
+              "but it is known only at run time and the model does not declare a static shape for "
+              "that output (declare one, make the input a constant, or give its value at compile "
+              "time)");
   }
   {
     OnnxModelBuilder b(13);
@@ -551,8 +553,10 @@ TEST(TransformConvertersTest, ValidationErrorsNameTheProblem) {
     b.Input("x", {3}).Input("n", {}, onnx::TensorProto::INT64).Output("y");
     b.Node("Tile", {"x", "n"}, {"y"}, "tile");
     EXPECT_EQ(import_error(b),
-              "ONNX node 'tile' (#0, Tile): input 1 (repeats) must be a constant or computable "
-              "from static shapes");
+              "ONNX node 'tile' (#0, Tile): input 1 (repeats) decides the shape of output 0, but "
+              "it is known only at run time and the model does not declare a static shape for "
+              "that output (declare one, make the input a constant, or give its value at compile "
+              "time)");
   }
 }
 

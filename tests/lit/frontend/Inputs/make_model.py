@@ -151,8 +151,25 @@ def optional_input():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
 
 
+def declared_reshape():
+    # The shape is a graph input (known only at run time); the output declares [3, 1, 2].
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    shape = helper.make_tensor_value_info("shape", TensorProto.INT64, [3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 1, 2])
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]
+    graph = helper.make_graph(nodes, "declared_reshape", [x, shape], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+
+def undeclared_reshape():
+    model = declared_reshape()
+    model.graph.output[0].type.tensor_type.ClearField("shape")
+    return model
+
+
 MODELS = {"expanded_activations": expanded_activations, "unsupported": unsupported,
           "encoder": encoder, "cnn": cnn, "sequence_input": sequence_input,
+          "declared_reshape": declared_reshape, "undeclared_reshape": undeclared_reshape,
           "optional_input": optional_input}
 
 if __name__ == "__main__":
