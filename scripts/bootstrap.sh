@@ -34,7 +34,10 @@ KILN_PACKAGES=(
   python3-grpcio            # the Python client
   python3-protobuf
   openssl                   # integration tests make TLS certificates
-  prometheus                # integration tests scrape /metrics with a real server
+  prometheus                # integration tests scrape /metrics with a real server; promtool
+  libhiredis-dev            # the shared result cache in Redis (--cache-redis)
+  redis-server              # integration tests share it between kilnd replicas
+  redis-tools               # redis-cli, which the tests use to look inside it
   # tests and benchmarks
   libgtest-dev
   libgmock-dev
@@ -43,6 +46,7 @@ KILN_PACKAGES=(
   libonnx-testdata  # the ONNX backend test data (conformance)
   python3-onnx      # lit tests build their .onnx inputs with the onnx helper API
   python3-numpy
+  python3-yaml      # deploy/check_queries.py reads the Prometheus rules
   clang-14          # libFuzzer builds (scripts/fuzz.sh)
   libclang-rt-14-dev
 )

@@ -16,6 +16,7 @@
 #include "service/artifacts.h"
 #include "service/compile_request.h"
 #include "service/rpc_call.h"
+#include "service/shared_cache_runner.h"
 #include "service/trace_stream.h"
 
 namespace kiln::service {
@@ -55,6 +56,13 @@ CompilerService::CompilerService(ServiceOptions options, Metrics* metrics)
       pool_(options_.workers, options_.queue_depth,
             [metrics](int queued, int busy) { metrics->SetLoad(queued, busy); }) {
   driver::RegisteredPasses();
+  metrics->SetCapacity(options_.workers, options_.queue_depth);
+  if (options_.shared_cache != nullptr) {
+    // Workers in other processes keep their own caches: only an in-process one is asked first.
+    runner_ = std::make_shared<SharedCacheJobRunner>(
+        runner_, options_.shared_cache, options_.shared_ttl, metrics,
+        options_.runner == nullptr ? &cache_ : nullptr);
+  }
 }
 
 CompilerService::~CompilerService() { Shutdown(); }

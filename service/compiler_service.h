@@ -20,6 +20,7 @@
 #include "service/bearer_tokens.h"
 #include "service/metrics.h"
 #include "service/job_runner.h"
+#include "service/redis_store.h"
 #include "service/result_cache.h"
 #include "service/rpc_call.h"
 #include "service/worker_pool.h"
@@ -40,6 +41,9 @@ struct ServiceOptions {
   BearerTokens auth_tokens;
   // Where jobs run; null: on the worker threads themselves (in process).
   std::shared_ptr<JobRunner> runner;
+  // The shared result cache in Redis (--cache-redis); null: none. Its entries live `shared_ttl`.
+  std::shared_ptr<RedisStore> shared_cache;
+  absl::Duration shared_ttl = absl::Hours(24);
 };
 
 class CompilerService final : public v1::Compiler::CallbackService {

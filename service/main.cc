@@ -45,6 +45,14 @@ ABSL_FLAG(int64_t, max_request_bytes, int64_t{512} << 20,
 ABSL_FLAG(int64_t, max_event_bytes, int64_t{64} << 20,
           "bytes of TracePass events buffered ahead of a slow reader");
 ABSL_FLAG(int64_t, cache_bytes, int64_t{1} << 30, "bound of the in-process result cache");
+ABSL_FLAG(std::string, cache_redis, "",
+          "HOST:PORT (or unix:PATH) of a Redis server holding Compile results shared by every replica (empty: "
+          "none); Redis down or slow never fails a request");
+ABSL_FLAG(absl::Duration, cache_redis_ttl, absl::Hours(24), "how long shared results live");
+ABSL_FLAG(int64_t, cache_redis_max_value_bytes, int64_t{64} << 20,
+          "larger Compile results are not shared (nor read back)");
+ABSL_FLAG(absl::Duration, cache_redis_timeout, absl::Milliseconds(250),
+          "deadline of connecting to Redis and of each command");
 ABSL_FLAG(absl::Duration, default_deadline, absl::Minutes(5),
           "deadline of requests that carry none");
 ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(10),
@@ -253,6 +261,19 @@ int main(int argc, char** argv) {
       return Fail(std::string(started.message()));
     }
     options.runner = std::move(runner);
+  }
+  if (std::string redis = absl::GetFlag(FLAGS_cache_redis); !redis.empty()) {
+    kiln::service::RedisStoreOptions redis_options;
+    redis_options.address = redis;
+    redis_options.timeout = absl::GetFlag(FLAGS_cache_redis_timeout);
+    redis_options.max_value_bytes = absl::GetFlag(FLAGS_cache_redis_max_value_bytes);
+    if (redis_options.timeout <= absl::ZeroDuration() || redis_options.max_value_bytes <= 0 ||
+        absl::GetFlag(FLAGS_cache_redis_ttl) < absl::Seconds(1)) {
+      return Fail("--cache-redis-timeout, --cache-redis-max-value-bytes and --cache-redis-ttl "
+                  "(at least 1s) must be positive");
+    }
+    options.shared_cache = std::make_shared<kiln::service::RedisStore>(redis_options);
+    options.shared_ttl = absl::GetFlag(FLAGS_cache_redis_ttl);
   }
   kiln::service::CompilerService service(options, &metrics);
   grpc::EnableDefaultHealthCheckService(true);

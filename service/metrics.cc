@@ -95,6 +95,16 @@ Metrics::Metrics(const PassRegistry& passes) : registry_(std::make_shared<promet
                        .Help("Workers running a compile job")
                        .Register(*registry_)
                        .Add({});
+  workers_ = &prometheus::BuildGauge()
+                  .Name("kiln_workers")
+                  .Help("Compile worker threads")
+                  .Register(*registry_)
+                  .Add({});
+  queue_capacity_ = &prometheus::BuildGauge()
+                         .Name("kiln_queue_capacity")
+                         .Help("Compile jobs that may wait for a worker before RESOURCE_EXHAUSTED")
+                         .Register(*registry_)
+                         .Add({});
   cache_hits_ = &prometheus::BuildCounter()
                      .Name("kiln_cache_hits_total")
                      .Help("Requests answered from the in-process result cache")
@@ -105,6 +115,20 @@ Metrics::Metrics(const PassRegistry& passes) : registry_(std::make_shared<promet
                        .Help("Requests that had to compile")
                        .Register(*registry_)
                        .Add({});
+  auto& shared = prometheus::BuildCounter()
+                     .Name("kiln_shared_cache_requests_total")
+                     .Help("Compiles looked up in the shared (Redis) result cache, by result")
+                     .Register(*registry_);
+  shared_cache_->hits = &shared.Add({{"result", "hit"}});
+  shared_cache_->misses = &shared.Add({{"result", "miss"}});
+  shared_cache_->corrupt = &shared.Add({{"result", "corrupt"}});
+  shared_cache_->unavailable = &shared.Add({{"result", "unavailable"}});
+  shared_cache_->up = &prometheus::BuildGauge()
+                           .Name("kiln_shared_cache_up")
+                           .Help("1 when the last shared-cache operation reached Redis (0 also "
+                                 "when no shared cache is configured)")
+                           .Register(*registry_)
+                           .Add({});
   trace_events_ = &prometheus::BuildCounter()
                        .Name("kiln_trace_events_total")
                        .Help("Pass events sent on TracePass streams")

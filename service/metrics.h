@@ -40,12 +40,24 @@ class Metrics {
   void ObserveRequest(Rpc rpc, grpc::StatusCode code);
   void ObserveCompile(grpc::StatusCode code, double seconds);
   void ObserveRequestBytes(double bytes) { request_bytes_->Observe(bytes); }
+  // How many workers there are and how many jobs may queue (what saturation is measured by).
+  void SetCapacity(int workers, int queue_capacity) {
+    workers_->Set(workers);
+    queue_capacity_->Set(queue_capacity);
+  }
   void SetLoad(int queued, int busy) {
     queue_depth_->Set(queued);
     workers_busy_->Set(busy);
   }
   void CacheHit() { cache_hits_->Increment(); }
   void CacheMiss() { cache_misses_->Increment(); }
+  // The shared (Redis) cache: answered from it, not in it, an entry that failed its digest
+  // check, Redis unreachable or too slow; whether the last operation reached it.
+  void SharedCacheHit() { shared_cache_->hits->Increment(); }
+  void SharedCacheMiss() { shared_cache_->misses->Increment(); }
+  void SharedCacheCorrupt() { shared_cache_->corrupt->Increment(); }
+  void SharedCacheUnavailable() { shared_cache_->unavailable->Increment(); }
+  void SetSharedCacheUp(bool up) { shared_cache_->up->Set(up ? 1 : 0); }
   void TraceEvent() { trace_events_->Increment(); }
 
  private:
@@ -60,9 +72,19 @@ class Metrics {
   prometheus::Histogram* request_bytes_ = nullptr;
   prometheus::Gauge* queue_depth_ = nullptr;
   prometheus::Gauge* workers_busy_ = nullptr;
+  prometheus::Gauge* workers_ = nullptr;
+  prometheus::Gauge* queue_capacity_ = nullptr;
   prometheus::Counter* cache_hits_ = nullptr;
   prometheus::Counter* cache_misses_ = nullptr;
   prometheus::Counter* trace_events_ = nullptr;
+  struct SharedCacheSeries {
+    prometheus::Counter* hits = nullptr;
+    prometheus::Counter* misses = nullptr;
+    prometheus::Counter* corrupt = nullptr;
+    prometheus::Counter* unavailable = nullptr;
+    prometheus::Gauge* up = nullptr;
+  };
+  std::unique_ptr<SharedCacheSeries> shared_cache_ = std::make_unique<SharedCacheSeries>();
 };
 
 }  // namespace kiln::service

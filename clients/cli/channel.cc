@@ -8,12 +8,18 @@
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
 
+#include <arpa/inet.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "clients/cli/service_config.h"
 #include "absl/time/time.h"
 
 namespace kiln::cli {
@@ -37,6 +43,7 @@ absl::StatusOr<Connection> ConnectionFromFlags(const CommandLine& line) {
   Connection connection;
   connection.server = FlagOrEnv(line, "server", "KILN_SERVER", kDefaultServer);
   if (connection.server.empty()) return absl::InvalidArgumentError("--server is empty");
+  if (absl::Status valid = ChannelTarget(connection.server).status(); !valid.ok()) return valid;
   connection.token = FlagOrEnv(line, "token", "KILN_TOKEN", "");
 
   if (std::optional<std::string> ca_path = line.Value("tls-ca")) {
@@ -65,6 +72,31 @@ absl::StatusOr<Connection> ConnectionFromFlags(const CommandLine& line) {
   return connection;
 }
 
+absl::StatusOr<std::string> ChannelTarget(const std::string& server) {
+  if (server.find(',') == std::string::npos) return server;
+  std::vector<std::string> addresses = absl::StrSplit(server, ',');
+  bool ipv6 = !addresses.empty() && absl::StartsWith(addresses[0], "[");
+  for (const std::string& address : addresses) {
+    size_t colon = address.rfind(':');
+    std::string host = colon == std::string::npos ? "" : address.substr(0, colon);
+    int port = 0;
+    bool valid = colon != std::string::npos && absl::SimpleAtoi(address.substr(colon + 1), &port) &&
+                 port > 0 && port < 65536;
+    if (ipv6) {
+      valid = valid && absl::StartsWith(host, "[") && absl::EndsWith(host, "]");
+    } else {
+      in_addr parsed;
+      valid = valid && inet_pton(AF_INET, host.c_str(), &parsed) == 1;
+    }
+    if (!valid) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--server: '", address, "' in a list of addresses must be IP:PORT (all IPv4, or all "
+          "[IPv6]:PORT); to balance over a name's addresses, give the one name"));
+    }
+  }
+  return absl::StrCat(ipv6 ? "ipv6:" : "ipv4:", server);
+}
+
 std::shared_ptr<grpc::Channel> MakeChannel(const Connection& connection) {
   if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function(DropGrpcLog);
   std::shared_ptr<grpc::ChannelCredentials> credentials;
@@ -78,7 +110,9 @@ std::shared_ptr<grpc::Channel> MakeChannel(const Connection& connection) {
   grpc::ChannelArguments arguments;
   // Artifacts and IR dumps of a large model exceed gRPC's 4 MiB default.
   arguments.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
-  return grpc::CreateCustomChannel(connection.server, credentials, arguments);
+  arguments.SetServiceConfigJSON(kServiceConfigJson);
+  // ConnectionFromFlags validated the server: the target is there.
+  return grpc::CreateCustomChannel(*ChannelTarget(connection.server), credentials, arguments);
 }
 
 std::unique_ptr<grpc::ClientContext> MakeContext(const Connection& connection) {

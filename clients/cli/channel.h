@@ -27,10 +27,17 @@ struct Connection {
   std::chrono::system_clock::time_point deadline;
 };
 
-// Reads --server/KILN_SERVER, --tls-ca, --token/KILN_TOKEN and --deadline.
+// Reads --server/KILN_SERVER (one address, a DNS name, or several addresses separated by
+// commas), --tls-ca, --token/KILN_TOKEN and --deadline.
 // Errors (unreadable CA file, bad duration) are usage errors.
 absl::StatusOr<Connection> ConnectionFromFlags(const CommandLine& line);
 
+// The gRPC target for --server: one address or DNS name as given (every address a name
+// resolves to is used), or several IP:PORT addresses separated by commas ("ipv4:a,b,c").
+absl::StatusOr<std::string> ChannelTarget(const std::string& server);
+
+// A channel that balances calls round-robin over the target's addresses and retries
+// UNAVAILABLE on another (clients/service_config.json).
 std::shared_ptr<grpc::Channel> MakeChannel(const Connection& connection);
 
 // A context carrying the deadline and the authorization metadata.

@@ -11,6 +11,7 @@
 #include "engine/op/op_families.h"
 #include "engine/op/transform_ops.h"
 #include "engine/op/type_relations.h"
+#include "engine/support/request_limits.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln {
@@ -23,6 +24,13 @@ absl::StatusOr<Type> ShapeOperandCheckRelation(const TypeRelationInput& in) {
     return absl::InvalidArgumentError("the operand must be a scalar or a 1-D tensor of static length");
   }
   int64_t elements = operand->shape.empty() ? 1 : operand->shape[0].value;
+  // Shapes and axes never have more entries than a tensor has dims; the check's expression
+  // grows with the square of the count (pairwise distinct axes).
+  if (elements > kMaxTensorRank) {
+    return absl::InvalidArgumentError(absl::StrCat("the operand has ", elements,
+                                                   " elements, more than the limit of ",
+                                                   kMaxTensorRank));
+  }
   std::vector<int64_t> counts = IntArrayAttr(in.attrs, "allowed_counts");
   std::vector<int64_t> allowed = IntArrayAttr(in.attrs, "allowed");
   if (static_cast<int64_t>(counts.size()) != elements) {
@@ -32,12 +40,20 @@ absl::StatusOr<Type> ShapeOperandCheckRelation(const TypeRelationInput& in) {
   }
   int64_t total = 0;
   for (int64_t count : counts) {
-    if (count < 0) return absl::InvalidArgumentError("allowed_counts must not be negative");
+    // An axis is allowed as itself and as itself minus the rank.
+    if (count < 0 || count > 2 * kMaxTensorRank) {
+      return absl::InvalidArgumentError(absl::StrCat("allowed_counts must be in [0, ",
+                                                     2 * kMaxTensorRank, "], got ", count));
+    }
     total += count;
   }
   if (total != static_cast<int64_t>(allowed.size())) {
     return absl::InvalidArgumentError(absl::StrCat("allowed_counts sum to ", total, " but allowed has ",
                                                    allowed.size(), " values"));
+  }
+  if (IntArrayAttr(in.attrs, "at_most_once").size() > static_cast<size_t>(kMaxTensorRank)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("at_most_once lists more than ", kMaxTensorRank, " values"));
   }
   if (IntAttr(in.attrs, "distinct_modulo") < 0) {
     return absl::InvalidArgumentError("distinct_modulo must not be negative");

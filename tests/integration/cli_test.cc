@@ -111,5 +111,27 @@ TEST_F(KilnCliTest, EveryStatusHasItsExitCode) {
   EXPECT_EQ(Kiln("health --server=127.0.0.1:1 --deadline=2s").exit_code, 8);
 }
 
+TEST_F(KilnCliTest, SeveralServersAreBalancedOver) {
+  auto second = KilndProcess::Start({"--workers=1"});
+  ASSERT_NE(second, nullptr);
+  std::string servers = " --server=" + kilnd_->address() + "," + second->address();
+  for (int i = 0; i < 4; ++i) {
+    CliRun run = Kiln("compile " + model_ + " --out=" + (dir_ / "out").string() + servers);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+  }
+  // Every compile was served by one of the two (which one is the policy's: ReplicasTest checks
+  // the spread of one channel).
+  auto served = [](const KilndProcess& kilnd) {
+    return MetricValue(HttpGet(kilnd.metrics_address(), "/metrics"),
+                       "kiln_requests_total{code=\"OK\",rpc=\"Compile\"}");
+  };
+  EXPECT_GE(served(*kilnd_) + served(*second), 4);
+  // A list must be IP:PORT addresses: a usage error, before any call.
+  CliRun bad = Kiln("health --server=localhost:1,127.0.0.1:2");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("must be IP:PORT"), std::string::npos) << bad.output;
+  EXPECT_EQ(second->Stop(), 0);
+}
+
 }  // namespace
 }  // namespace kiln::testing

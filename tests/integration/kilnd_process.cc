@@ -142,6 +142,17 @@ bool KilndProcess::Running() const {
   return waitpid(pid_, &status, WNOHANG) == 0;
 }
 
+std::string CommandOutput(const std::string& command) {
+  std::string output;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return output;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
+  pclose(pipe);
+  return output;
+}
+
 KilndExit RunKilndUntilExit(std::vector<std::string> flags) {
   KilndExit result;
   char log_template[] = "/tmp/kilnd-test-exit-XXXXXX";

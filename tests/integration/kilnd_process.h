@@ -61,6 +61,9 @@ struct KilndExit {
 };
 KilndExit RunKilndUntilExit(std::vector<std::string> flags);
 
+// What `command` (run by /bin/sh) writes to stdout.
+std::string CommandOutput(const std::string& command);
+
 // GET http://`address``path` over plain HTTP/1.0; the body ("" on failure).
 std::string HttpGet(const std::string& address, const std::string& path);
 

@@ -259,6 +259,19 @@ class PythonClientTest(KilndTestCase):
         self.assertTrue(raised.exception.message)
         self.assertEqual(raised_in_trace.exception.code, "INVALID_ARGUMENT")
 
+    def test_several_addresses_are_balanced_over(self):
+        second = Kilnd("--workers=1")
+        try:
+            with Client(f"{self.kilnd.address},{second.address}", deadline=60) as kiln:
+                ids = {kiln.compile(conv_relu_add_model().SerializeToString()).compile_id
+                       for _ in range(4)}
+            self.assertEqual(len(ids), 1)
+        finally:
+            self.assertEqual(second.stop(), 0)
+            second.cleanup()
+        with self.assertRaisesRegex(ValueError, "must be IP:PORT"):
+            Client("localhost:1,127.0.0.1:2")
+
     def test_passes_lists_the_registry(self):
         with self.client() as kiln:
             passes = kiln.passes()

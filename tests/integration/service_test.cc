@@ -39,17 +39,6 @@ v1::CompileRequest SmallRequest(float scale = 1.0f) {
   return request;
 }
 
-std::string RunCommand(const std::string& command) {
-  std::string output;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return output;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
-  pclose(pipe);
-  return output;
-}
-
 // grpc.health.v1.Health/Check by hand (Debian ships no C++ stubs for it):
 // request field 1 = service name; response field 1 = status (1 SERVING).
 int HealthStatus(const std::shared_ptr<grpc::Channel>& channel, const std::string& service) {
@@ -136,7 +125,7 @@ TEST(KilndTest, CompileReturnsDigestedDeterministicArtifactsAndTheSignature) {
     EXPECT_EQ(artifact.size(), static_cast<int64_t>(artifact.content().size()));
     // The digest a build farm would compute itself.
     std::ofstream(dir / artifact.name(), std::ios::binary) << artifact.content();
-    std::string sha = RunCommand("sha256sum '" + (dir / artifact.name()).string() + "'");
+    std::string sha = CommandOutput("sha256sum '" + (dir / artifact.name()).string() + "'");
     EXPECT_EQ(sha.substr(0, 64), artifact.sha256()) << artifact.name();
   }
   std::filesystem::remove_all(dir);

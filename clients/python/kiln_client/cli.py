@@ -53,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     connection = argparse.ArgumentParser(add_help=False)
     group = connection.add_argument_group("connection")
     group.add_argument("--server", default=os.environ.get("KILN_SERVER", DEFAULT_ADDRESS),
-                       help="kilnd host:port (default: $KILN_SERVER or %(default)s)")
+                       help="kilnd host:port, a DNS name, or IP:PORT,IP:PORT,... (calls balanced "
+                            "round-robin; default: $KILN_SERVER or %(default)s)")
     group.add_argument("--token", default=os.environ.get("KILN_TOKEN"),
                        help="bearer token (default: $KILN_TOKEN)")
     group.add_argument("--tls-ca", metavar="PEM", help="CA certificate; enables TLS")

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,35 @@ _IR_FORMATS = {"text": compiler_pb2.TEXT, "json": compiler_pb2.JSON}
 
 PemSource = Union[str, os.PathLike, bytes, None]
 
+# Round-robin over every address of the target and retries of UNAVAILABLE on another replica:
+# the service config the kiln CLI uses too (clients/service_config.json).
+SERVICE_CONFIG = (Path(__file__).parent / "service_config.json").read_text()
+
+
+def channel_target(address: str) -> str:
+    """The gRPC target for `address`: one host:port or DNS name as given (every address a name
+    resolves to is balanced over), or several IP:PORT addresses separated by commas."""
+    if "," not in address:
+        return address
+    parts = address.split(",")
+    ipv6 = parts[0].startswith("[")
+    for part in parts:
+        host, _, port = part.rpartition(":")
+        try:
+            if ipv6:
+                if not (host.startswith("[") and host.endswith("]")):
+                    raise ValueError(part)
+                ipaddress.IPv6Address(host[1:-1])
+            else:
+                ipaddress.IPv4Address(host)
+            if not 0 < int(port) < 65536:
+                raise ValueError(part)
+        except ValueError:
+            raise ValueError(f"{part!r} in a list of addresses must be IP:PORT (all IPv4, or all "
+                             "[IPv6]:PORT); to balance over a name's addresses, give the one "
+                             "name") from None
+    return ("ipv6:" if ipv6 else "ipv4:") + address
+
 
 def _pem(source: PemSource) -> bytes | None:
     if source is None or isinstance(source, bytes):
@@ -41,7 +71,9 @@ class Client:
             response = kiln.compile("model.onnx", opt_level=2)
 
     Args:
-      address: host:port of kilnd's gRPC listener.
+      address: host:port of kilnd's gRPC listener, a DNS name (calls are balanced round-robin
+        over every address it resolves to), or several IP:PORT separated by commas; a call
+        refused with UNAVAILABLE (a replica gone or draining) is retried on another.
       token: sent as `authorization: Bearer <token>` on every call (kilnd
         started with --auth-token-file requires it; health stays open).
       tls_ca: PEM root certificate(s) (a path or bytes) that signed kilnd's
@@ -58,15 +90,18 @@ class Client:
     def __init__(self, address: str = DEFAULT_ADDRESS, *, token: str | None = None,
                  tls_ca: PemSource = None, tls_client_cert: PemSource = None,
                  tls_client_key: PemSource = None, deadline: float | None = None):
-        options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES)]
+        options = [("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+                   ("grpc.service_config", SERVICE_CONFIG),
+                   ("grpc.enable_retries", 1)]
+        target = channel_target(address)
         if tls_ca is not None or tls_client_cert is not None:
             credentials = grpc.ssl_channel_credentials(
                 root_certificates=_pem(tls_ca),
                 private_key=_pem(tls_client_key),
                 certificate_chain=_pem(tls_client_cert))
-            self._channel = grpc.secure_channel(address, credentials, options=options)
+            self._channel = grpc.secure_channel(target, credentials, options=options)
         else:
-            self._channel = grpc.insecure_channel(address, options=options)
+            self._channel = grpc.insecure_channel(target, options=options)
         self._stub = compiler_pb2_grpc.CompilerStub(self._channel)
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.address = address
