@@ -32,6 +32,10 @@ KILN_PACKAGES=(
   llvm-19                   # llvm-objdump (tests disassemble the objects Kiln emits)
   lld-19                    # ld.lld links the shared-library artifact
   python3-grpcio            # the Python client
+  python3-setuptools        # ... built as a wheel (offline: no build isolation, no index)
+  python3-wheel
+  python3-pip               # ... and installed by its test into a fresh virtual environment
+  python3-venv
   python3-protobuf
   openssl                   # integration tests make TLS certificates
   prometheus                # integration tests scrape /metrics with a real server; promtool

@@ -15,7 +15,8 @@ const std::vector<FlagSpec>& Flags() {
   static const std::vector<FlagSpec> flags = {
       // Global.
       {"server", "HOST:PORT", false, false,
-       "kilnd address (default $KILN_SERVER, else 127.0.0.1:50051)"},
+       "kilnd address, a DNS name, or IP:PORT,IP:PORT,... (calls balanced round-robin, "
+       "UNAVAILABLE retried on another; default $KILN_SERVER, else 127.0.0.1:50051)"},
       {"tls-ca", "FILE", false, false,
        "use TLS, trusting the CA certificates in FILE (PEM); without it the channel is "
        "plaintext"},
