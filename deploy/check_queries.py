@@ -1,5 +1,9 @@
 #!/usr/bin/python3
-"""Checks the PromQL of the Grafana dashboard and the Prometheus rules against what exists.
+"""Checks the Grafana dashboard and the PromQL of it and of the Prometheus rules.
+
+The dashboard JSON must follow grafana/dashboard.schema.json (Grafana's documented dashboard
+model, unknown keys refused), with unique panel ids and panels that fit the 24-column grid
+without overlapping.
 
 Every query in deploy/grafana/kilnd-dashboard.json must parse (promtool check rules, on a rules
 file holding each one as a recording rule), and every kiln_* metric or kiln:* recording rule a
@@ -16,17 +20,28 @@ import sys
 import tempfile
 from pathlib import Path
 
+import jsonschema
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = re.compile(r"\bkiln[_:][a-zA-Z0-9_:]*")
 
 
+def without_grafana_variables(expr):
+    """The query as Prometheus sees it once Grafana has substituted its variables: intervals
+    become 5m, template variables (used in regex matchers) match anything."""
+    expr = re.sub(r"\$__(rate_interval|interval|range)", "5m", expr)
+    return re.sub(r"\$\{?[a-zA-Z_]+\}?", ".*", expr)
+
+
 def main():
     promtool = sys.argv[1]
     dashboard = json.loads((ROOT / "deploy/grafana/kilnd-dashboard.json").read_text())
-    queries = [(f"panel {panel['title']!r}", target["expr"])
+    queries = [(f"panel {panel['title']!r}", without_grafana_variables(target["expr"]))
                for panel in dashboard["panels"] for target in panel.get("targets", [])]
+    # Template variables' queries (label_values(...)) are not PromQL: only their names count.
+    variables = [(f"variable {v['name']!r}", v.get("definition", ""))
+                 for v in dashboard["templating"]["list"] if v["type"] == "query"]
     rules = yaml.safe_load((ROOT / "deploy/prometheus/kilnd_rules.yml").read_text())
     recorded = set()
     for group in rules["groups"]:
@@ -39,7 +54,24 @@ def main():
     for name in re.findall(r'\.Name\("(kiln_[a-z0-9_]+)"\)', source):
         exported |= {name, f"{name}_bucket", f"{name}_sum", f"{name}_count"}
     problems = []
-    for where, expr in queries:
+    schema = json.loads((ROOT / "deploy/grafana/dashboard.schema.json").read_text())
+    for error in jsonschema.Draft202012Validator(schema).iter_errors(dashboard):
+        problems.append(f"dashboard: {'/'.join(map(str, error.absolute_path))}: {error.message}")
+    ids = [panel["id"] for panel in dashboard["panels"]]
+    if len(ids) != len(set(ids)):
+        problems.append(f"dashboard: panel ids repeat: {ids}")
+    cells, overlaps = {}, set()
+    for panel in dashboard["panels"]:
+        box = panel["gridPos"]
+        if box["x"] + box["w"] > 24:
+            problems.append(f"dashboard: panel {panel['title']!r} is wider than the 24-column grid")
+        for x in range(box["x"], box["x"] + box["w"]):
+            for y in range(box["y"], box["y"] + box["h"]):
+                if (x, y) in cells:
+                    overlaps.add((cells[(x, y)], panel["title"]))
+                cells[(x, y)] = panel["title"]
+    problems += [f"dashboard: panels {a!r} and {b!r} overlap" for a, b in sorted(overlaps)]
+    for where, expr in queries + variables:
         for name in NAME.findall(expr):
             if name not in exported and name not in recorded:
                 problems.append(f"{where}: {name} is neither a kilnd metric nor a recorded rule")

