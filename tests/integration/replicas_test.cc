@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -97,6 +98,8 @@ TEST(ReplicasTest, SixtyCompilesSpreadOverThreeReplicasLoseNothingWhenOneOrRedis
   int next = 0;
   for (; next < 30; ++next) ASSERT_TRUE(Compile(*stub, next % 10).ok()) << next;
   for (const auto& replica : replicas) EXPECT_GE(CompilesServed(*replica), 10);
+  std::cout << "first 30 compiles served by the replicas: " << CompilesServed(*replicas[0]) << ", "
+            << CompilesServed(*replicas[1]) << ", " << CompilesServed(*replicas[2]) << "\n";
   // Each model was compiled once and answered from Redis on the replicas that met it later.
   double hits = 0;
   for (const auto& replica : replicas) {
@@ -130,6 +133,9 @@ TEST(ReplicasTest, SixtyCompilesSpreadOverThreeReplicasLoseNothingWhenOneOrRedis
   // Redis killed: the 10 last compiles (models already shared, and new ones) still succeed.
   redis->Kill();
   for (int k = 0; k < 10; ++k) EXPECT_TRUE(Compile(*stub, 25 + k).ok()) << k;
+  std::cout << "all 60 compiles: replica 0 served " << CompilesServed(*replicas[0])
+            << ", replica 2 served " << CompilesServed(*replicas[2])
+            << ", replica 1 (killed) the rest; failed calls: " << failed << "\n";
   for (int i : {0, 2}) {
     EXPECT_GE(Metric(*replicas[i], "kiln_shared_cache_requests_total{result=\"unavailable\"}"), 1);
     EXPECT_EQ(replicas[i]->Stop(), 0);
