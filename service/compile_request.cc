@@ -1,5 +1,7 @@
 #include "service/compile_request.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -27,6 +29,13 @@ std::string CompileId(const v1::CompileRequest& request) {
   }
   *canonical.mutable_pass_options() = request.pass_options();
   *canonical.mutable_input_shapes() = request.input_shapes();
+  *canonical.mutable_sequence_input_shapes() = request.sequence_input_shapes();
+  // A set: the order it was written in does not change the compile.
+  std::vector<std::string> empty(request.empty_optional_inputs().begin(),
+                                 request.empty_optional_inputs().end());
+  std::sort(empty.begin(), empty.end());
+  empty.erase(std::unique(empty.begin(), empty.end()), empty.end());
+  for (const std::string& name : empty) canonical.add_empty_optional_inputs(name);
   // Deterministic serialization orders map entries (the config map), so equal
   // requests give equal bytes.
   std::string options;
@@ -86,6 +95,33 @@ absl::StatusOr<driver::CompileOptions> ToCompileOptions(const v1::CompileRequest
     }
     options.import.input_shapes[shape.name()] =
         std::vector<int64_t>(shape.dims().begin(), shape.dims().end());
+  }
+  // Each element becomes a parameter of the compiled model: bounded like its graph's inputs.
+  int64_t elements = 0;
+  for (const v1::SequenceInputShape& sequence : request.sequence_input_shapes()) {
+    if (sequence.name().empty()) {
+      return absl::InvalidArgumentError("sequence_input_shapes: an entry has no name");
+    }
+    elements += sequence.elements_size();
+    if (elements > kMaxSequenceInputElements) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sequence_input_shapes: more than ", kMaxSequenceInputElements, " elements in all"));
+    }
+    std::vector<std::vector<int64_t>>& shapes = options.import.input_sequence_shapes[sequence.name()];
+    for (const v1::InputShape& element : sequence.elements()) {
+      for (int64_t dim : element.dims()) {
+        if (dim < 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "sequence_input_shapes['", sequence.name(), "'] element ", shapes.size(),
+              " has dimension ", dim, "; expected sizes >= 0"));
+        }
+      }
+      shapes.emplace_back(element.dims().begin(), element.dims().end());
+    }
+  }
+  for (const std::string& name : request.empty_optional_inputs()) {
+    if (name.empty()) return absl::InvalidArgumentError("empty_optional_inputs: an empty name");
+    options.import.empty_optional_inputs.insert(name);
   }
   return options;
 }

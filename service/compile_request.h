@@ -25,6 +25,9 @@ std::string CompileId(const v1::CompileRequest& request);
 // The code generator's target for a request's.
 codegen::TargetOptions CodegenTargetOf(const v1::Target& target);
 
+// The most sequence elements one request may declare (each is a parameter of the model).
+inline constexpr int64_t kMaxSequenceInputElements = 4096;
+
 // The driver's options for `request`; INVALID_ARGUMENT naming the field when
 // a value is out of range.
 absl::StatusOr<driver::CompileOptions> ToCompileOptions(const v1::CompileRequest& request);

@@ -34,6 +34,10 @@ const std::vector<FlagSpec>& Flags() {
        "PassContext option, e.g. relay.FuseOps.max_depth=8 (repeatable)"},
       {"input-shape", "NAME=D0,D1,...", true, false,
        "static shape for an input with symbolic dimensions (repeatable)"},
+      {"sequence-input", "NAME=[D0,D1][D0,...]", true, false,
+       "the element shapes of a sequence graph input, in order (repeatable)"},
+      {"empty-optional-input", "NAME", true, true,
+       "an optional graph input that holds no value (repeatable)"},
       {"target", "TRIPLE", false, false,
        "LLVM target triple of the native code, e.g. aarch64-linux-gnu (default: kilnd's host)"},
       {"cpu", "NAME", false, false, "target CPU, e.g. x86-64-v2, skylake-avx512, znver4"},
@@ -59,9 +63,10 @@ const std::vector<FlagSpec>& Flags() {
   return flags;
 }
 
-constexpr absl::string_view kPassFlags[] = {"opt-level",   "pipeline", "disable-pass",
-                                            "required-pass", "config", "input-shape",
-                                            "target",      "cpu",      "features"};
+constexpr absl::string_view kPassFlags[] = {"opt-level",      "pipeline",       "disable-pass",
+                                            "required-pass",  "config",         "input-shape",
+                                            "sequence-input", "empty-optional-input",
+                                            "target",         "cpu",            "features"};
 
 std::vector<absl::string_view> WithPassFlags(std::vector<absl::string_view> flags) {
   flags.insert(flags.end(), std::begin(kPassFlags), std::end(kPassFlags));

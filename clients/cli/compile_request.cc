@@ -73,6 +73,36 @@ absl::Status ParseInputShape(const std::string& spec, kiln::v1::InputShape* shap
   return absl::OkStatus();
 }
 
+// NAME=[D0,D1][D0,...]: one bracketed shape per element, in order ([] is a scalar).
+absl::Status ParseSequenceInput(const std::string& spec, kiln::v1::SequenceInputShape* sequence) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sequence-input expects NAME=[D0,D1,...][...], got '", spec, "'"));
+  }
+  sequence->set_name(spec.substr(0, eq));
+  absl::string_view rest = absl::string_view(spec).substr(eq + 1);
+  while (!rest.empty()) {
+    size_t close = rest.find(']');
+    if (rest[0] != '[' || close == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--sequence-input: expected [D0,D1,...] at '", std::string(rest), "'"));
+    }
+    kiln::v1::InputShape* element = sequence->add_elements();
+    for (absl::string_view dim :
+         absl::StrSplit(rest.substr(1, close - 1), ',', absl::SkipWhitespace())) {
+      int64_t value;
+      if (!absl::SimpleAtoi(dim, &value) || value < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--sequence-input: '", std::string(dim), "' is not a non-negative integer"));
+      }
+      element->add_dims(value);
+    }
+    rest.remove_prefix(close + 1);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadPassOptions(const CommandLine& line, kiln::v1::PassOptions* options) {
   if (std::optional<std::string> text = line.Value("opt-level")) {
     int level;
@@ -116,6 +146,15 @@ absl::StatusOr<kiln::v1::CompileRequest> CompileRequestFromFlags(const CommandLi
     if (absl::Status status = ParseInputShape(spec, request.add_input_shapes()); !status.ok()) {
       return status;
     }
+  }
+  for (const std::string& spec : line.List("sequence-input")) {
+    if (absl::Status status = ParseSequenceInput(spec, request.add_sequence_input_shapes());
+        !status.ok()) {
+      return status;
+    }
+  }
+  for (std::string& name : line.List("empty-optional-input")) {
+    request.add_empty_optional_inputs(std::move(name));
   }
   for (const std::string& name : line.List("artifacts")) {
     const ArtifactName* match = nullptr;

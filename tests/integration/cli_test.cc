@@ -111,6 +111,26 @@ TEST_F(KilnCliTest, EveryStatusHasItsExitCode) {
   EXPECT_EQ(Kiln("health --server=127.0.0.1:1 --deadline=2s").exit_code, 8);
 }
 
+TEST_F(KilnCliTest, SequenceInputsAreTypedByTheirElementShapes) {
+  std::string model = (dir_ / "sequence.onnx").string();
+  std::ofstream(model, std::ios::binary) << SequenceInputModel();
+  std::string out = " --out=" + (dir_ / "sequence-out").string();
+  CliRun ok = Kiln("compile " + model + " --sequence-input='s=[2,3][1,3]'" + out + server_);
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  // The metadata names each element as an input of the compiled model.
+  std::ifstream metadata(dir_ / "sequence-out" / "model.metadata.json");
+  std::stringstream text;
+  text << metadata.rdbuf();
+  EXPECT_NE(text.str().find("\"s.1\""), std::string::npos) << text.str();
+  CliRun missing = Kiln("compile " + model + out + server_);
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("give its element shapes"), std::string::npos) << missing.output;
+  CliRun bad = Kiln("compile " + model + " --sequence-input=s=2,3" + out + server_);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("--sequence-input: expected [D0,D1,...] at '2,3'"), std::string::npos)
+      << bad.output;
+}
+
 TEST_F(KilnCliTest, SeveralServersAreBalancedOver) {
   auto second = KilndProcess::Start({"--workers=1"});
   ASSERT_NE(second, nullptr);

@@ -249,6 +249,29 @@ class PythonClientTest(KilndTestCase):
             record = kiln.schedule_record(self.model_bytes, "conv1")
         self.assertIn("conv1", record.spans)
 
+    def test_sequence_and_empty_optional_inputs_are_typed_by_the_request(self):
+        # y = s[1] (a sequence input), z = whether the optional input o holds a value.
+        sequence = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)
+        optional = helper.make_value_info("o", helper.make_optional_type_proto(
+            helper.make_tensor_type_proto(TensorProto.FLOAT, [2])))
+        one = helper.make_tensor("one", TensorProto.INT64, [], [1])
+        graph = helper.make_graph(
+            [helper.make_node("SequenceAt", ["s", "one"], ["y"], name="at"),
+             helper.make_node("OptionalHasElement", ["o"], ["z"], name="has")],
+            "seq_opt", [sequence, optional],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+             helper.make_tensor_value_info("z", TensorProto.BOOL, [])], [one])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+        with Client(self.kilnd.address, deadline=60) as kiln:
+            with self.assertRaisesRegex(KilnError, "give its element shapes"):
+                kiln.compile(model)
+            response = kiln.compile(model, sequence_input_shapes={"s": [[2, 3], [1, 3]]},
+                                    empty_optional_inputs=["o"])
+        # Each element is an input of the compiled model; s[1] is the second, [1, 3].
+        self.assertEqual([(i.name, list(i.shape)) for i in response.signature.inputs],
+                         [("s.0", [2, 3]), ("s.1", [1, 3])])
+        self.assertEqual(list(response.signature.outputs[0].shape), [1, 3])
+
     def test_garbage_model_is_invalid_argument(self):
         with self.client() as kiln:
             with self.assertRaises(KilnError) as raised:

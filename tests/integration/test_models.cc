@@ -67,6 +67,25 @@ onnx::ModelProto SmallModelProto(float scale, int weight_in_channels) {
 
 }  // namespace
 
+std::string SequenceInputModel() {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  graph->set_name("sequence_input");
+  onnx::ValueInfoProto* input = graph->add_input();
+  input->set_name("s");
+  input->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
+      ->set_elem_type(onnx::TensorProto::FLOAT);
+  onnx::TensorProto* position = graph->add_initializer();
+  position->set_name("one");
+  position->set_data_type(onnx::TensorProto::INT64);
+  position->add_int64_data(1);
+  AddNode(graph, "SequenceAt", "at", {"s", "one"}, "y");
+  graph->add_output()->set_name("y");
+  return model.SerializeAsString();
+}
+
 std::string SmallModel(float scale) { return SmallModelProto(scale, 3).SerializeAsString(); }
 
 std::string ResNet50Model() { return bench::ResNetBuilder(true).Build(); }

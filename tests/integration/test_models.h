@@ -18,6 +18,9 @@ std::string UnsupportedOpModel();
 // Conv whose weight has 5 input channels for a 3-channel input.
 std::string ShapeMismatchModel();
 
+// s[1] "at" of a float sequence input "s" (its element shapes come with the request) -> y.
+std::string SequenceInputModel();
+
 // Models an attacker would send: a few hundred bytes each.
 // ConstantOfShape([elements]) of float 1 "fill" -> ReduceMax "max" -> output.
 std::string ConstantOfShapeModel(int64_t elements);

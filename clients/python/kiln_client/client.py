@@ -135,7 +135,9 @@ class Client:
         artifacts: ArtifactKind numbers or names ("GRAPH_IR_TEXT", "loop_ir");
           empty means all of them.
         more_options: target (a triple or a Target), input_shapes
-          ({input: dims}), fill_spans, enable_si_builder.
+          ({input: dims}), sequence_input_shapes ({input: [dims, ...]}, a sequence
+          input's element shapes), empty_optional_inputs ([input, ...]), fill_spans,
+          enable_si_builder.
         """
         request = compile_request.build(
             model, name=name, opt_level=opt_level, pipeline=pipeline,

@@ -80,6 +80,8 @@ def build(
     artifacts: Iterable[Union[int, str]] = (),
     target: Union[str, compiler_pb2.Target, None] = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    sequence_input_shapes: Mapping[str, Sequence[Sequence[int]]] | None = None,
+    empty_optional_inputs: Iterable[str] = (),
     fill_spans: bool | None = None,
     enable_si_builder: bool | None = None,
 ) -> compiler_pb2.CompileRequest:
@@ -109,5 +111,11 @@ def build(
         request.target.CopyFrom(target)
     for input_name, dims in (input_shapes or {}).items():
         request.input_shapes.add(name=input_name, dims=list(dims))
+    # A sequence input's element shapes, in order; an optional input left empty.
+    for input_name, elements in (sequence_input_shapes or {}).items():
+        sequence = request.sequence_input_shapes.add(name=input_name)
+        for dims in elements:
+            sequence.elements.add(dims=list(dims))
+    request.empty_optional_inputs.extend(empty_optional_inputs)
     request.artifacts.extend(artifact_kind(kind) for kind in artifacts)
     return request
