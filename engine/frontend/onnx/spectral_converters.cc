@@ -1,4 +1,4 @@
-// DFT, STFT and MelWeightMatrix. DFT and STFT are graph ops: a discrete Fourier transform along
+// DFT, STFT, MelWeightMatrix and the window functions (Hann, Hamming, Blackman). DFT and STFT are graph ops: a discrete Fourier transform along
 // one axis is two matrix products with constant cosine and sine tables (n input samples x K
 // output bins), so it runs as nn.matmul through the same schedules as any matmul. Complex values are ONNX's: a last axis of
 // 2 (real, imaginary), or 1 for real input. STFT gathers its frames with `take` of a constant
@@ -16,6 +16,7 @@
 #include "engine/frontend/onnx/converter_table.h"
 #include "engine/frontend/onnx/convert_context.h"
 #include "engine/frontend/onnx/scalar_tensors.h"
+#include "engine/frontend/onnx/shape_guards.h"
 #include "engine/frontend/onnx/transform_converters.h"
 #include "engine/support/status_macros.h"
 
@@ -314,10 +315,66 @@ absl::StatusOr<std::vector<Expr>> ConvertMelWeightMatrix(ConvertContext& ctx) {
   return std::vector<Expr>{cast};
 }
 
+// HannWindow, HammingWindow and BlackmanWindow: a0 - a1 cos(2 pi n / M) + a2 cos(4 pi n / M) for
+// n < size, M = size (periodic) or size - 1 (symmetric), a constant computed at import. A size
+// known only at run time is the length the output is declared with, checked when the model
+// runs. (Without a converter these came from their ONNX function bodies, whose Range needs the
+// size at import.)
+template <int kWindow>  // 0 Hann, 1 Hamming, 2 Blackman
+absl::StatusOr<std::vector<Expr>> ConvertWindow(ConvertContext& ctx) {
+  constexpr double kA0[] = {0.5, 25.0 / 46.0, 0.42};
+  constexpr double kA2[] = {0.0, 0.0, 0.08};
+  const double a0 = kA0[kWindow], a1 = 1.0 - a0 - kA2[kWindow], a2 = kA2[kWindow];
+  int64_t size = 0;
+  std::optional<OperandRule> runtime_size;
+  if (KnownOnlyAtRunTime(ctx, 0)) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 0, "size"));
+    if (declared.size() != 1) {
+      return ctx.Error(absl::StrCat("the output is declared ", DimsString(declared),
+                                    "; a window is 1-D"));
+    }
+    size = declared[0];
+    runtime_size.emplace();
+    runtime_size->allowed = {{size}};
+  } else {
+    KILN_ASSIGN_OR_RETURN(size, ConstantScalarInt(ctx, 0, "size"));
+  }
+  if (size < 0 || size > ctx.options().max_tensor_elements) {
+    return ctx.Error(absl::StrCat("size ", size, " is outside [0, ",
+                                  ctx.options().max_tensor_elements, "]"));
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t periodic, ctx.IntAttr("periodic", 1));
+  KILN_ASSIGN_OR_RETURN(int64_t output_datatype, ctx.IntAttr("output_datatype", 1));
+  KILN_ASSIGN_OR_RETURN(DataType dtype, DataTypeFromOnnx(static_cast<int32_t>(output_datatype)));
+  KILN_RETURN_IF_ERROR(ctx.ChargeBytes(size * int64_t{sizeof(double)}, "the window"));
+  // As the function bodies compute it: n / M with M = 0 for a symmetric window of one sample
+  // (0 / 0, NaN).
+  const double m = static_cast<double>(periodic != 0 ? size : size - 1);
+  std::vector<double> window(static_cast<size_t>(size));
+  for (int64_t n = 0; n < size; ++n) {
+    const double phase = 2 * std::numbers::pi * static_cast<double>(n) / m;
+    window[static_cast<size_t>(n)] = a0 - a1 * std::cos(phase) + a2 * std::cos(2 * phase);
+  }
+  std::string bytes(window.size() * sizeof(double), '\0');
+  if (!bytes.empty()) std::memcpy(bytes.data(), window.data(), bytes.size());
+  Expr out = ctx.Constant(MakeTensorData(DataType::kFloat64, {size}, std::move(bytes)));
+  if (dtype != DataType::kFloat64) {
+    KILN_ASSIGN_OR_RETURN(out, ctx.Call("cast", {out}, MakeAttrs({{"dtype", dtype}})));
+  }
+  if (runtime_size) {
+    KILN_ASSIGN_OR_RETURN(out, GuardOperand(ctx, out, 0, *runtime_size,
+                                            absl::StrCat("be the size ", size)));
+  }
+  return std::vector<Expr>{out};
+}
+
 }  // namespace
 
 void RegisterSpectralConverters(ConverterTable& table) {
+  table.Add("BlackmanWindow", ConvertWindow<2>);
   table.Add("DFT", ConvertDft);
+  table.Add("HammingWindow", ConvertWindow<1>);
+  table.Add("HannWindow", ConvertWindow<0>);
   table.Add("MelWeightMatrix", ConvertMelWeightMatrix);
   table.Add("STFT", ConvertStft);
 }

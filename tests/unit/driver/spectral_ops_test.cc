@@ -1,8 +1,11 @@
-// DFT and STFT (spectral_converters.cc) through both backends. Expected values worked out by
-// hand: the DFT of (1, 2, 3, 4) is (10, -2 + 2i, -2, -2 - 2i).
+// DFT, STFT and the window functions (spectral_converters.cc) through both backends. Expected
+// values worked out by hand: the DFT of (1, 2, 3, 4) is (10, -2 + 2i, -2, -2 - 2i); a periodic
+// Hann window of 4 is 0.5 - 0.5 cos(2 pi n / 4) = (0, 0.5, 1, 0.5).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "tests/unit/driver/run_all_backends.h"
@@ -153,6 +156,52 @@ TEST(SpectralOpsTest, OutOfRangeArgumentsAreErrors) {
   EXPECT_THAT(failure.status.message(),
               ::testing::HasSubstr("ONNX node 'dft' (#0, DFT): attribute 'axis' must name a signal "
                                    "axis of input 0"));
+}
+
+// `op` with a constant size (an initializer), or, when `runtime_size` is set, with the size as a
+// graph input and the output declared [size].
+std::vector<double> Window(const std::string& op, int64_t size, bool periodic,
+                           std::optional<int64_t> runtime_size = std::nullopt) {
+  OnnxModelBuilder b(17);
+  std::vector<loop::HostTensor> inputs;
+  if (runtime_size) {
+    b.Input("size", {}, onnx::TensorProto::INT64).Output("y", {size});
+    inputs.push_back(loop::HostTensor::FromDoubles(DataType::kInt64, {},
+                                                   {static_cast<double>(*runtime_size)}));
+  } else {
+    b.Output("y");
+    onnx::TensorProto* t = b.model().mutable_graph()->add_initializer();
+    t->set_name("size");
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_int64_data(size);
+  }
+  OnnxModelBuilder::IntAttr(b.Node(op, {"size"}, {"y"}, "window"), "periodic", periodic ? 1 : 0);
+  return RunAll(b.Bytes(), inputs)[0];
+}
+
+TEST(SpectralOpsTest, WindowFunctions) {
+  EXPECT_THAT(Window("HannWindow", 4, true), Pointwise(DoubleNear(1e-6), {0, 0.5, 1, 0.5}));
+  // Symmetric: M = size - 1, so the last sample repeats the first.
+  EXPECT_THAT(Window("HannWindow", 5, false), Pointwise(DoubleNear(1e-6), {0, 0.5, 1, 0.5, 0}));
+  // Hamming: a0 = 25/46; at n = 0, a0 - (1 - a0) = 4/46; at n = 1 of 2, a0 + (1 - a0) = 1.
+  EXPECT_THAT(Window("HammingWindow", 2, true), Pointwise(DoubleNear(1e-6), {4.0 / 46, 1}));
+  // Blackman: 0.42 - 0.5 cos(phase) + 0.08 cos(2 phase) at phases 0, pi/2, pi, 3pi/2.
+  EXPECT_THAT(Window("BlackmanWindow", 4, true), Pointwise(DoubleNear(1e-6), {0, 0.34, 1, 0.34}));
+}
+
+TEST(SpectralOpsTest, AWindowSizeKnownOnlyAtRunTimeIsTheDeclaredLength) {
+  EXPECT_THAT(Window("HannWindow", 4, true, 4), Pointwise(DoubleNear(1e-6), {0, 0.5, 1, 0.5}));
+  CompileOptions options;
+  options.codegen = HostCodegenOptions();
+  OnnxModelBuilder b(17);
+  b.Input("size", {}, onnx::TensorProto::INT64).Output("y", {4});
+  b.Node("HannWindow", {"size"}, {"y"}, "window");
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(b.Bytes(), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  absl::Status ran =
+      RunBackend(*compiled, {loop::HostTensor::FromDoubles(DataType::kInt64, {}, {5})}, false)
+          .status();
+  EXPECT_THAT(ran.message(), ::testing::HasSubstr("input 0 must be the size 4"));
 }
 
 }  // namespace
