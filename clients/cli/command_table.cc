@@ -53,6 +53,9 @@ const std::vector<FlagSpec>& Flags() {
       {"only-changed", "", false, false, "show only the passes that changed the IR"},
       {"pass-filter", "X,Y", true, true, "only passes whose name contains one of these"},
       {"stages", "graph,loop,llvm", true, true, "only these stages (default all)"},
+      {"dump-dir", "DIR", false, false,
+       "also write the IR after each pass shown to DIR, one numbered file per pass "
+       "(0007-graph-FoldScaleAxis.after.kir; .py loop, .ll llvm, .json with --format=json)"},
       // schedule
       {"selector", "S", false, false,
        "the kernel: a call index in the optimized main (3), a fused function name, or an ONNX "
@@ -141,7 +144,7 @@ const std::vector<CommandSpec>& Commands() {
       {"trace", "MODEL", "show every pass and the IR diff of each that changed it",
        "compile MODEL and print every pass as it finishes, with a unified diff of the IR for each "
        "pass that changed it (json: one JSON object per pass), then a summary line",
-       WithPassFlags({"format", "only-changed", "pass-filter", "stages"})},
+       WithPassFlags({"format", "only-changed", "pass-filter", "stages", "dump-dir"})},
       {"schedule", "MODEL", "show the schedule record of one kernel",
        "print the schedule record of one kernel: every primitive applied and the diff of the "
        "loop IR it made (step 0: the whole loop IR)",

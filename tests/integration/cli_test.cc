@@ -4,6 +4,10 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <vector>
+#include <set>
+#include <regex>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -84,6 +88,40 @@ TEST_F(KilnCliTest, TraceShowsPassesAndTheirDiffs) {
   ASSERT_EQ(json.exit_code, 0) << json.output;
   EXPECT_NE(json.output.find("\"stage\":\"loop\""), std::string::npos) << json.output.substr(0, 500);
   EXPECT_EQ(json.output.find("\"stage\":\"graph\""), std::string::npos);
+}
+
+TEST_F(KilnCliTest, TraceDumpsOneNumberedFilePerPass) {
+  std::filesystem::path dump = dir_ / "dump";
+  CliRun run = Kiln("trace " + model_ + " --dump-dir=" + dump.string() + server_);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dump)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  ASSERT_FALSE(names.empty());
+  const std::regex name("^[0-9]{4}-(graph|loop|llvm)-[A-Za-z0-9_.-]+\\.after\\.(kir|py|ll)$");
+  std::set<std::string> stages;
+  for (const std::string& file : names) {
+    EXPECT_TRUE(std::regex_match(file, name)) << file;
+    std::string stage = file.substr(5, file.find('-', 5) - 5);
+    stages.insert(stage);
+    // Each is a pass the trace printed on stdout at that index and stage ("%4d  %-5s  ").
+    char line[32];
+    std::snprintf(line, sizeof(line), "\n%4d  %-5s  ", std::stoi(file.substr(0, 4)), stage.c_str());
+    EXPECT_NE(("\n" + run.output).find(line), std::string::npos) << file;
+  }
+  EXPECT_TRUE(stages.count("graph") && stages.count("loop")) << names.size() << " files";
+  // Graph text, as kiln-opt reads it.
+  std::ifstream first(dump / names.front());
+  std::stringstream text;
+  text << first.rdbuf();
+  EXPECT_NE(text.str().find("def @main("), std::string::npos) << text.str().substr(0, 300);
+  // Not a directory it can create: a local error, nothing sent.
+  std::ofstream(dir_ / "file") << "x";
+  CliRun bad = Kiln("trace " + model_ + " --dump-dir=" + (dir_ / "file" / "sub").string() + server_);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--dump-dir: cannot create"), std::string::npos) << bad.output;
 }
 
 TEST_F(KilnCliTest, ScheduleAndPassesAndHealth) {

@@ -6,11 +6,14 @@
 // server sends them: a pass finishes after the passes nested in it.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "clients/cli/commands/commands.h"
@@ -27,6 +30,7 @@ namespace {
 struct TraceFlags {
   bool json = false;
   bool only_changed = false;
+  std::string dump_dir;  // empty: no files
 };
 
 absl::StatusOr<kiln::v1::TraceRequest> TraceRequestFromFlags(const CommandLine& line,
@@ -42,6 +46,7 @@ absl::StatusOr<kiln::v1::TraceRequest> TraceRequestFromFlags(const CommandLine& 
   }
   flags->json = format == "json";
   flags->only_changed = line.Bool("only-changed");
+  flags->dump_dir = line.Value("dump-dir").value_or("");
   request.set_ir_after(true);
   request.set_only_changed(flags->only_changed);
   request.set_format(flags->json ? kiln::v1::JSON : kiln::v1::TEXT);
@@ -98,6 +103,30 @@ class TextTracePrinter {
   std::map<std::string, SeenIr> last_ir_;  // by stage
 };
 
+// --dump-dir: one numbered file per pass holding the IR after it, named so that `ls` lists the
+// passes in order and `diff` compares any two, as MLIR's IR-tree dumps are used:
+// 0007-graph-FoldScaleAxis.after.kir (graph text), .py (loop script), .ll (LLVM), .json.
+absl::Status DumpEvent(const std::string& dir, const kiln::v1::PassEvent& event, bool json) {
+  if (event.ir_after().empty()) return absl::OkStatus();
+  std::string pass = event.pass_name();
+  for (char& c : pass) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
+      c = '_';
+    }
+  }
+  std::string extension = json                     ? "json"
+                          : event.stage() == "loop" ? "py"
+                          : event.stage() == "llvm" ? "ll"
+                                                    : "kir";
+  std::filesystem::path path =
+      std::filesystem::path(dir) / absl::StrFormat("%04d-%s-%s.after.%s", event.index(),
+                                                   event.stage(), pass, extension);
+  std::ofstream file(path, std::ios::binary);
+  file << event.ir_after();
+  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path.string()));
+  return absl::OkStatus();
+}
+
 void PrintJsonEvent(const kiln::v1::PassEvent& event) {
   kiln::v1::PassEvent shown = event;
   shown.clear_summary();  // reported on the summary line
@@ -150,6 +179,14 @@ int RunTrace(const CommandLine& line, const Connection& connection) {
   std::unique_ptr<grpc::ClientReader<kiln::v1::PassEvent>> reader =
       stub->TracePass(context.get(), *request);
 
+  if (!flags.dump_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(flags.dump_dir, error);
+    if (error) {
+      return ReportLocalError(
+          absl::StrCat("--dump-dir: cannot create '", flags.dump_dir, "': ", error.message()));
+    }
+  }
   TextTracePrinter text;
   kiln::v1::PassEvent event;
   kiln::v1::CompileResponse summary;
@@ -163,6 +200,12 @@ int RunTrace(const CommandLine& line, const Connection& connection) {
     if (event.pass_name().empty()) continue;  // a summary-only event
     if (flags.only_changed && !event.changed()) continue;
     ++shown;
+    if (!flags.dump_dir.empty()) {
+      if (absl::Status dumped = DumpEvent(flags.dump_dir, event, flags.json); !dumped.ok()) {
+        context->TryCancel();
+        return ReportLocalError(std::string(dumped.message()));
+      }
+    }
     if (flags.json) {
       PrintJsonEvent(event);
     } else {
