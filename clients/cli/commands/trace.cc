@@ -108,19 +108,24 @@ class TextTracePrinter {
 // 0007-graph-FoldScaleAxis.after.kir (graph text), .py (loop script), .ll (LLVM), .json.
 absl::Status DumpEvent(const std::string& dir, const kiln::v1::PassEvent& event, bool json) {
   if (event.ir_after().empty()) return absl::OkStatus();
-  std::string pass = event.pass_name();
-  for (char& c : pass) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
-      c = '_';
+  // Both parts come from the server: only plain characters reach the file name.
+  auto plain = [](std::string text) {
+    for (char& c : text) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
+        c = '_';
+      }
     }
-  }
+    return text;
+  };
+  const std::string pass = plain(event.pass_name());
+  const std::string stage = plain(event.stage());
   std::string extension = json                     ? "json"
                           : event.stage() == "loop" ? "py"
                           : event.stage() == "llvm" ? "ll"
                                                     : "kir";
   std::filesystem::path path =
-      std::filesystem::path(dir) / absl::StrFormat("%04d-%s-%s.after.%s", event.index(),
-                                                   event.stage(), pass, extension);
+      std::filesystem::path(dir) / absl::StrFormat("%04d-%s-%s.after.%s", event.index(), stage,
+                                                   pass, extension);
   std::ofstream file(path, std::ios::binary);
   file << event.ir_after();
   if (!file) return absl::InternalError(absl::StrCat("cannot write ", path.string()));
