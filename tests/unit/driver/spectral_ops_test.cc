@@ -180,17 +180,17 @@ std::vector<double> Window(const std::string& op, int64_t size, bool periodic,
 }
 
 TEST(SpectralOpsTest, WindowFunctions) {
-  EXPECT_THAT(Window("HannWindow", 4, true), Pointwise(DoubleNear(1e-6), {0, 0.5, 1, 0.5}));
+  EXPECT_THAT(Window("HannWindow", 4, true), Pointwise(DoubleNear(1e-6), std::vector<double>{0, 0.5, 1, 0.5}));
   // Symmetric: M = size - 1, so the last sample repeats the first.
-  EXPECT_THAT(Window("HannWindow", 5, false), Pointwise(DoubleNear(1e-6), {0, 0.5, 1, 0.5, 0}));
+  EXPECT_THAT(Window("HannWindow", 5, false), Pointwise(DoubleNear(1e-6), std::vector<double>{0, 0.5, 1, 0.5, 0}));
   // Hamming: a0 = 25/46; at n = 0, a0 - (1 - a0) = 4/46; at n = 1 of 2, a0 + (1 - a0) = 1.
-  EXPECT_THAT(Window("HammingWindow", 2, true), Pointwise(DoubleNear(1e-6), {4.0 / 46, 1}));
+  EXPECT_THAT(Window("HammingWindow", 2, true), Pointwise(DoubleNear(1e-6), std::vector<double>{4.0 / 46, 1}));
   // Blackman: 0.42 - 0.5 cos(phase) + 0.08 cos(2 phase) at phases 0, pi/2, pi, 3pi/2.
-  EXPECT_THAT(Window("BlackmanWindow", 4, true), Pointwise(DoubleNear(1e-6), {0, 0.34, 1, 0.34}));
+  EXPECT_THAT(Window("BlackmanWindow", 4, true), Pointwise(DoubleNear(1e-6), std::vector<double>{0, 0.34, 1, 0.34}));
 }
 
 TEST(SpectralOpsTest, AWindowSizeKnownOnlyAtRunTimeIsTheDeclaredLength) {
-  EXPECT_THAT(Window("HannWindow", 4, true, 4), Pointwise(DoubleNear(1e-6), {0, 0.5, 1, 0.5}));
+  EXPECT_THAT(Window("HannWindow", 4, true, 4), Pointwise(DoubleNear(1e-6), std::vector<double>{0, 0.5, 1, 0.5}));
   CompileOptions options;
   options.codegen = HostCodegenOptions();
   OnnxModelBuilder b(17);
