@@ -2,7 +2,7 @@
 # Kiln demo: bootstraps, builds, starts kilnd on a free loopback port, and uses it as a client
 # would: health, a compile of a bundled example ONNX model (artifacts with digests), the pass
 # trace (every pass, the IR diff of each that changed the model, every node's ONNX layer), the
-# schedule record of the first kernel, native code (an object and a C header from kilnd, linked
+# schedule record of the first layer's kernel, native code (an object and a C header from kilnd, linked
 # into examples/run_model.c with the system compiler and libkiln_rt, run beside the
 # interpreter), the same trace from the Python client, and the Prometheus pass-timing metrics.
 # Then it stops the server with SIGTERM.
@@ -80,8 +80,8 @@ echo "-- ..."
 tail -3 "$DEMO/trace.txt"
 
 echo
-echo "== kiln schedule: the schedule record of the first kernel (call 0), each step verified"
-"$KILN" schedule "$MODEL" "${SHAPE[@]}" --selector=0 --verify >"$DEMO/schedule.txt"
+echo "== kiln schedule: the schedule record of the kernel computing ONNX layer /conv1/Conv, each step verified"
+"$KILN" schedule "$MODEL" "${SHAPE[@]}" --selector=/conv1/Conv --verify >"$DEMO/schedule.txt"
 grep -E '^(step|#|==|[0-9]+[ :])' "$DEMO/schedule.txt" | head -30 || head -30 "$DEMO/schedule.txt"
 
 echo

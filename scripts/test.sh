@@ -128,6 +128,21 @@ if [[ "${KILN_SKIP_FUZZ:-0}" != 1 ]]; then
   fi
 fi
 
+# The README's first command, end to end against the build above (it must keep working).
+demo_status=0
+if [[ "${KILN_SKIP_DEMO:-0}" != 1 ]]; then
+  echo "== demo (scripts/demo.sh)"
+  if KILN_BUILD_DIR="$BUILD" KILN_JOBS="$JOBS" bash "$ROOT/scripts/demo.sh" \
+      >"$BUILD/logs/demo.log" 2>&1; then
+    grep -E "^== " "$BUILD/logs/demo.log" | sed 's/^/   /'
+    echo "   demo ok"
+  else
+    demo_status=1
+    tail -30 "$BUILD/logs/demo.log"
+    echo "   demo FAILED (see $BUILD/logs/demo.log)"
+  fi
+fi
+
 # Counts for the summary. ctest: "N% tests passed, F tests failed out of T".
 ctest_total=0 ctest_failed=0
 if line="$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$ctest_log" | tail -1)"; then
@@ -164,9 +179,10 @@ echo "lit:   $lit_passed passed, $lit_failed failed, $lit_skipped skipped -- $(v
 echo "asan:  $(verdict "$asan_status")"
 echo "fuzz:  $(verdict "$fuzz_status")"
 echo "conformance: $(verdict "$conformance_status")"
+echo "demo:  $(verdict "$demo_status")"
 echo "total: $((ctest_passed + lit_passed)) passed, $((ctest_failed + lit_failed)) failed"
 
 if [[ $ctest_status -ne 0 || $lit_status -ne 0 || $asan_status -ne 0 || $fuzz_status -ne 0 ||
-      $conformance_status -ne 0 ]]; then
+      $conformance_status -ne 0 || $demo_status -ne 0 ]]; then
   exit 1
 fi
