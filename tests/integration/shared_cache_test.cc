@@ -118,6 +118,30 @@ TEST(SharedCacheTest, ACorruptEntryIsAMissThatIsCompiledAndReplaced) {
   for (auto* kilnd : {a.get(), b.get(), c.get()}) EXPECT_EQ(kilnd->Stop(), 0);
 }
 
+TEST(SharedCacheTest, AResponseOverTheSizeBoundIsNeitherStoredNorRead) {
+  auto redis = RedisProcess::Start();
+  ASSERT_NE(redis, nullptr);
+  std::vector<std::string> small = CacheFlags(*redis);
+  small.push_back("--cache-redis-max-value-bytes=1000");  // the small model's response is larger
+  auto a = KilndProcess::Start(small);
+  ASSERT_NE(a, nullptr);
+  v1::CompileResponse response;
+  ASSERT_TRUE(Compile(*a, Request(8.5f), &response).ok());
+  EXPECT_GT(response.ByteSizeLong(), 1000u);
+  EXPECT_EQ(Keys(*redis), "");
+  // A value stored by a replica with a larger bound is not fetched by this one.
+  auto b = KilndProcess::Start(CacheFlags(*redis));
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(Compile(*b, Request(9.5f), &response).ok());
+  ASSERT_NE(Keys(*redis), "");
+  auto c = KilndProcess::Start(small);
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(Compile(*c, Request(9.5f), &response).ok());
+  EXPECT_EQ(Shared(*c, "miss"), 1);
+  EXPECT_EQ(Metric(*c, "kiln_cache_misses_total"), 1);  // compiled
+  for (auto* kilnd : {a.get(), b.get(), c.get()}) EXPECT_EQ(kilnd->Stop(), 0);
+}
+
 TEST(SharedCacheTest, RedisKilledOrNeverThereFailsNoCompile) {
   auto redis = RedisProcess::Start();
   ASSERT_NE(redis, nullptr);
