@@ -190,6 +190,37 @@ class GraphImporter {
     };
     for (const onnx::ValueInfoProto& info : graph_.value_info()) collect(info);
     for (const onnx::ValueInfoProto& info : graph_.output()) collect(info);
+    PropagateDeclaredShapesBackward();
+  }
+
+  // An elementwise node's inputs take its output's declared shape when they declare none, so a
+  // chain like Range -> Mul -> Cos -> ... -> a declared output tells the Range its length (the
+  // expanded window functions). Only a guess where the model is silent: it is used only for an
+  // operand known at run time, whose value is checked then (a wrong guess fails that check).
+  void PropagateDeclaredShapesBackward() {
+    static const std::set<std::string> kElementwise = {
+        "Abs",  "Acos", "Add",  "Asin",  "Atan", "Cast", "Ceil", "Cos",     "Cosh",  "Div",
+        "Erf",  "Exp",  "Floor", "Identity", "Log", "Max", "Min", "Mul", "Neg", "Pow",
+        "Reciprocal", "Relu", "Round", "Sigmoid", "Sin", "Sinh", "Sqrt", "Sub", "Tan", "Tanh"};
+    // Nodes are (usually) in topological order: walking them backwards carries a shape up a chain
+    // in one pass; a few more settle the rest. Each name takes a shape at most once.
+    for (int round = 0; round < 4; ++round) {
+      bool changed = false;
+      for (int i = graph_.node_size() - 1; i >= 0; --i) {
+        const onnx::NodeProto& node = graph_.node(i);
+        if (!IsDefaultDomain(node.domain()) || !kElementwise.count(node.op_type()) ||
+            node.output_size() != 1) {
+          continue;
+        }
+        auto declared = declared_shapes_.find(node.output(0));
+        if (declared == declared_shapes_.end()) continue;
+        const std::vector<int64_t> shape = declared->second;
+        for (const std::string& input : node.input()) {
+          if (!input.empty() && declared_shapes_.emplace(input, shape).second) changed = true;
+        }
+      }
+      if (!changed) break;
+    }
   }
 
   // The unsupported op types of `graph`'s nodes and of the subgraphs of its control flow.

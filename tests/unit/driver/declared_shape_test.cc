@@ -119,6 +119,25 @@ TEST(DeclaredShapeTest, RangeBoundsAreCheckedAgainstTheDeclaredLength) {
               HasSubstr("start, limit and delta must give 3 elements"));
 }
 
+TEST(DeclaredShapeTest, ALengthReachesRangeBackwardThroughElementwiseOps) {
+  // Range's output is declared nowhere; the declared output [3] of Neg(Mul(range, 2)) tells it.
+  OnnxModelBuilder b(11);
+  b.Input("start", {}, onnx::TensorProto::INT64)
+      .Input("limit", {}, onnx::TensorProto::INT64)
+      .Input("delta", {}, onnx::TensorProto::INT64)
+      .Input("two", {1}, onnx::TensorProto::INT64)
+      .Output("y", {3}, onnx::TensorProto::INT64);
+  b.Node("Range", {"start", "limit", "delta"}, {"r"}, "range");
+  b.Node("Mul", {"r", "two"}, {"doubled"}, "double");
+  b.Node("Neg", {"doubled"}, {"y"}, "negate");
+  loop::HostTensor two = Ints({1}, {2});
+  EXPECT_THAT(RunAll(b.Bytes(), {Ints({}, {1}), Ints({}, {7}), Ints({}, {2}), two})[0],
+              ElementsAreArray({-2, -6, -10}));
+  EXPECT_THAT(
+      RunFailures(b.Bytes(), {Ints({}, {0}), Ints({}, {4}), Ints({}, {1}), two})[0].message(),
+      HasSubstr("start, limit and delta must give 3 elements"));
+}
+
 TEST(DeclaredShapeTest, NonZeroCountIsTheDeclaredOne) {
   OnnxModelBuilder b(13);
   b.Input("x", {2, 2}).Output("y", {2, 2}, onnx::TensorProto::INT64);
