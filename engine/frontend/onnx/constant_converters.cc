@@ -84,19 +84,11 @@ absl::StatusOr<TensorData> FillValue(const ConvertContext& ctx) {
 // nothing is materialized at import) to the shape the model declares, checked.
 absl::StatusOr<std::vector<Expr>> FillDeclaredShape(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 0, "shape"));
-  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* shape_type, ctx.InputTensorType(0));
-  if (shape_type->shape.size() != 1 || shape_type->shape[0] != Dim::Static(declared.size())) {
-    return ctx.Error(absl::StrCat("input 0 (shape) must be 1-D of length ", declared.size(),
-                                  ", the rank of the declared output ", DimsString(declared)));
-  }
+  KILN_ASSIGN_OR_RETURN(OperandRule rule, ExactShapeRule(ctx, 0, "shape", declared));
   KILN_ASSIGN_OR_RETURN(TensorData value, FillValue(ctx));
   Expr scalar = ctx.Constant(ReshapeTensorData(value, {}));
   std::vector<Dim> dims;
-  OperandRule rule;
-  for (int64_t d : declared) {
-    dims.push_back(Dim::Static(d));
-    rule.allowed.push_back({d});
-  }
+  for (int64_t d : declared) dims.push_back(Dim::Static(d));
   KILN_ASSIGN_OR_RETURN(Expr out,
                         ctx.Call("broadcast_to", {scalar}, MakeAttrs({{"shape", ShapeValue{dims}}})));
   KILN_ASSIGN_OR_RETURN(out, GuardOperand(ctx, out, 0, rule,

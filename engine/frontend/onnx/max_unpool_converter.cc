@@ -82,13 +82,7 @@ absl::StatusOr<std::vector<Expr>> ConvertMaxUnpool(ConvertContext& ctx) {
   std::optional<OperandRule> runtime_output_shape;
   if (KnownOnlyAtRunTime(ctx, 2)) {
     KILN_ASSIGN_OR_RETURN(output, DeclaredShapeOrError(ctx, 0, 2, "output_shape"));
-    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* shape_type, ctx.InputTensorType(2));
-    if (shape_type->shape.size() != 1 || shape_type->shape[0] != Dim::Static(output.size())) {
-      return ctx.Error(absl::StrCat("input 2 (output_shape) must be 1-D of length ", output.size(),
-                                    ", the rank of the declared output ", DimsString(output)));
-    }
-    runtime_output_shape.emplace();
-    for (int64_t extent : output) runtime_output_shape->allowed.push_back({extent});
+    KILN_ASSIGN_OR_RETURN(runtime_output_shape, ExactShapeRule(ctx, 2, "output_shape", output));
   } else if (ctx.HasInput(2)) {
     KILN_ASSIGN_OR_RETURN(output, ctx.ConstantInts(2, "output_shape"));
   }

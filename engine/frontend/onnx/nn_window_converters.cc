@@ -402,13 +402,7 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
     if (!legacy && KnownOnlyAtRunTime(ctx, 3)) {
       // Sizes known only at run time: the declared output shape, checked.
       KILN_ASSIGN_OR_RETURN(sizes, DeclaredShapeOrError(ctx, 0, 3, "sizes"));
-      KILN_ASSIGN_OR_RETURN(const TensorTypeNode* sizes_type, ctx.InputTensorType(3));
-      if (sizes_type->shape.size() != 1 || sizes_type->shape[0] != Dim::Static(sizes.size())) {
-        return ctx.Error(absl::StrCat("input 3 (sizes) must be 1-D of length ", sizes.size(),
-                                      ", the rank of the declared output ", DimsString(sizes)));
-      }
-      runtime_sizes.emplace();
-      for (int64_t size : sizes) runtime_sizes->allowed.push_back({size});
+      KILN_ASSIGN_OR_RETURN(runtime_sizes, ExactShapeRule(ctx, 3, "sizes", sizes));
     } else if (!legacy && ctx.HasInput(3)) {
       KILN_ASSIGN_OR_RETURN(sizes, ctx.ConstantInts(3, "sizes"));
     }

@@ -38,6 +38,20 @@ absl::StatusOr<std::vector<int64_t>> DeclaredShapeOrError(const ConvertContext& 
       "output (declare one, make the input a constant, or give its value at compile time)"));
 }
 
+absl::StatusOr<OperandRule> ExactShapeRule(const ConvertContext& ctx, size_t operand,
+                                           std::string_view what,
+                                           const std::vector<int64_t>& declared) {
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(operand));
+  if (type->shape.size() != 1 || type->shape[0] != Dim::Static(static_cast<int64_t>(declared.size()))) {
+    return ctx.Error(absl::StrCat("input ", operand, " (", std::string(what),
+                                  ") must be 1-D of length ", declared.size(),
+                                  ", the rank of the declared output ", DimsString(declared)));
+  }
+  OperandRule rule;
+  for (int64_t extent : declared) rule.allowed.push_back({extent});
+  return rule;
+}
+
 absl::StatusOr<Expr> GuardCondition(ConvertContext& ctx, const Expr& value, const Expr& condition,
                                     std::string_view expectation) {
   return ctx.Call("assert", {value, condition},

@@ -41,6 +41,13 @@ absl::StatusOr<std::vector<int64_t>> StaticInputShape(const ConvertContext& ctx,
 absl::StatusOr<std::vector<int64_t>> DeclaredShapeOrError(const ConvertContext& ctx, size_t output,
                                                           size_t operand, std::string_view what);
 
+// For a shape operand that must equal `declared` exactly (ConstantOfShape's shape, Resize's
+// sizes, MaxUnpool's output_shape): checks that input `operand` (`what`) is 1-D of the declared
+// rank and returns the rule allowing each element only its extent.
+absl::StatusOr<OperandRule> ExactShapeRule(const ConvertContext& ctx, size_t operand,
+                                           std::string_view what,
+                                           const std::vector<int64_t>& declared);
+
 // `value`, checked when the model runs: input `operand` must follow `rule`; else the run fails
 // saying `expectation` ("give the declared shape [4, 2, 3]").
 absl::StatusOr<Expr> GuardOperand(ConvertContext& ctx, const Expr& value, size_t operand,
