@@ -11,6 +11,7 @@
 #include "engine/transform/device_plan_lite.h"
 #include "engine/transform/eliminate_common_subexpr.h"
 #include "engine/transform/fold_constant.h"
+#include "engine/transform/fold_gate_into_weights.h"
 #include "engine/transform/fold_scale_axis.h"
 #include "engine/transform/fuse_ops.h"
 #include "engine/transform/infer_type.h"
@@ -45,6 +46,8 @@ void RegisterBuiltinPasses(PassRegistry& registry) {
       {transform::FoldConstant,
        "evaluate constant subgraphs through the op compute definitions and the interpreter"},
       {transform::FoldScaleAxis, "fold per-channel scale multiplies into conv / dense weights"},
+      {transform::FoldGateIntoWeights,
+       "fold run-time channel gates (squeeze-excitation) into blocked conv weights"},
       {transform::DeadCodeElimination, "remove let bindings whose variable is unused"},
       {transform::CanonicalizeOps, "rewrite nn.bias_add into expand_dims and add"},
       {transform::DefuseOps, "inline fused (Primitive) functions back into their callers"},
