@@ -55,23 +55,6 @@ absl::Status ReadModel(const std::string& path, kiln::v1::CompileRequest* reques
   return absl::OkStatus();
 }
 
-absl::Status ParseInputShape(const std::string& spec, kiln::v1::InputShape* shape) {
-  size_t eq = spec.rfind('=');
-  if (eq == std::string::npos || eq == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--input-shape expects NAME=D0,D1,..., got '", spec, "'"));
-  }
-  shape->set_name(spec.substr(0, eq));
-  for (absl::string_view dim : absl::StrSplit(spec.substr(eq + 1), ',', absl::SkipWhitespace())) {
-    int64_t value;
-    if (!absl::SimpleAtoi(dim, &value) || value < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input-shape: '", std::string(dim), "' is not a non-negative integer"));
-    }
-    shape->add_dims(value);
-  }
-  return absl::OkStatus();
-}
 
 // NAME=[D0,D1][D0,...]: one bracketed shape per element, in order ([] is a scalar).
 absl::Status ParseSequenceInput(const std::string& spec, kiln::v1::SequenceInputShape* sequence) {
@@ -130,6 +113,24 @@ absl::Status ReadPassOptions(const CommandLine& line, kiln::v1::PassOptions* opt
 }
 
 }  // namespace
+
+absl::Status ParseInputShape(const std::string& spec, kiln::v1::InputShape* shape) {
+  size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--input-shape expects NAME=D0,D1,..., got '", spec, "'"));
+  }
+  shape->set_name(spec.substr(0, eq));
+  for (absl::string_view dim : absl::StrSplit(spec.substr(eq + 1), ',', absl::SkipWhitespace())) {
+    int64_t value;
+    if (!absl::SimpleAtoi(dim, &value) || value < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape: '", std::string(dim), "' is not a non-negative integer"));
+    }
+    shape->add_dims(value);
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<kiln::v1::CompileRequest> CompileRequestFromFlags(const CommandLine& line) {
   kiln::v1::CompileRequest request;

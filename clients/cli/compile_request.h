@@ -14,4 +14,7 @@ namespace kiln::cli {
 // flag is an error naming it (a usage error).
 absl::StatusOr<kiln::v1::CompileRequest> CompileRequestFromFlags(const CommandLine& line);
 
+// NAME=D0,D1,... (an --input-shape value) into `shape`; errors name the bad part.
+absl::Status ParseInputShape(const std::string& spec, kiln::v1::InputShape* shape);
+
 }  // namespace kiln::cli

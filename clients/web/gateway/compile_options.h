@@ -1,0 +1,45 @@
+// What the page asks kilnd to do with a model (opt level, pipeline, disabled passes, config,
+// the bisection cut, stages), read from query parameters and checked, turned into the
+// kiln.v1 request, and into the `kiln` / `kiln-opt` command lines that reproduce it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "clients/web/gateway/http_exchange.h"
+#include "clients/web/gateway/model_store.h"
+#include "kiln/v1/compiler.pb.h"
+
+namespace kiln::explorer {
+
+struct CompileOptions {
+  int opt_level = -1;  // -1: kilnd's default (3)
+  std::string pipeline;
+  std::vector<std::string> disabled_passes;
+  std::vector<std::pair<std::string, std::string>> config;
+  int64_t max_pass_index = -1;  // bisection: only the first N passes that are not required
+  std::vector<std::string> stages;  // trace stages (empty: graph and loop)
+  std::vector<std::string> input_shapes;  // NAME=D0,D1,... for inputs with symbolic dims
+};
+
+// opt_level=0..3, pipeline=, disable=NAME (repeatable, or comma-separated), config=KEY=VALUE
+// (repeatable), max_pass_index=N, stages=graph,loop,llvm, input_shape=NAME=D0,D1,...
+// (repeatable). Errors name the parameter.
+absl::StatusOr<CompileOptions> CompileOptionsFromQuery(const HttpExchange& exchange);
+
+// The request for `model` with `options` (input shapes were checked by CompileOptionsFromQuery).
+v1::CompileRequest MakeCompileRequest(const StoredModel& model, const CompileOptions& options);
+
+// `kiln trace 'NAME' --opt-level=...`: the same trace from the command line.
+std::string KilnTraceCommand(const StoredModel& model, const CompileOptions& options);
+// `kiln-opt 'NAME' -O3 ...`: the options as kiln-opt flags, to which KilnOptCommand adds a pass.
+std::string KilnOptPrefix(const StoredModel& model, const CompileOptions& options);
+// `PREFIX --print-after=PASS`: prints the IR after `pass_name` (its `occurrence`-th run is the
+// one meant, counted from 1; loop passes with --emit=loop).
+std::string KilnOptCommand(const std::string& prefix, const std::string& stage,
+                           const std::string& pass_name, int occurrence);
+
+}  // namespace kiln::explorer
