@@ -42,6 +42,8 @@ KILN_PACKAGES=(
   libhiredis-dev            # the shared result cache in Redis (--cache-redis)
   redis-server              # integration tests share it between kilnd replicas
   redis-tools               # redis-cli, which the tests use to look inside it
+  libcivetweb-dev           # the Explorer's gateway (kiln-explorer): its HTTP server
+  chromium                  # the Explorer's browser tests (driven by playwright-core from npm)
   # tests and benchmarks
   libgtest-dev
   libgmock-dev

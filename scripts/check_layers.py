@@ -10,7 +10,8 @@ the layers before it:
 
 tools/ and service/ reach the pass manager, the passes, lowering and
 schedules only through engine/driver (benchmarks in bench/ measure those
-internals directly and may include them). Only engine/codegen/llvm/ includes LLVM.
+internals directly and may include them). Only engine/codegen/llvm/ includes LLVM. clients/
+(the CLI, the Explorer's gateway) are gRPC clients of kilnd and include no engine header.
 Prints every violation (file:line: what) and exits 1 when there is one.
 """
 import pathlib
@@ -33,7 +34,7 @@ def violations(root):
             continue
         rel = path.relative_to(root)
         top = rel.parts[0]
-        if top not in ("engine", "tools", "service"):
+        if top not in ("engine", "tools", "service", "clients"):
             continue
         layer = rel.parts[1] if top == "engine" and len(rel.parts) > 2 else None
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
@@ -48,6 +49,9 @@ def violations(root):
                 continue
             parts = included.split("/")
             if len(parts) < 3 or parts[0] != "engine":
+                continue
+            if top == "clients":
+                yield f"{where}: clients/ are gRPC clients of kilnd, never the engine ({included})"
                 continue
             target = parts[1]
             if layer is not None:

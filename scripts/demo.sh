@@ -4,10 +4,12 @@
 # trace (every pass, the IR diff of each that changed the model, every node's ONNX layer), the
 # schedule record of the first layer's kernel, native code (an object and a C header from kilnd, linked
 # into examples/run_model.c with the system compiler and libkiln_rt, run beside the
-# interpreter), the same trace from the Python client, and the Prometheus pass-timing metrics.
-# Then it stops the server with SIGTERM.
+# interpreter), the same trace from the Python client, the Prometheus pass-timing metrics, and the
+# Kiln Explorer (kiln-explorer: the web app over this kilnd; run from a terminal, the demo waits
+# while you use it at the printed URL, until Ctrl-C). Then it stops the servers with SIGTERM.
 #
-# Environment: KILN_BUILD_DIR (default build/), KILN_JOBS (default 2).
+# Environment: KILN_BUILD_DIR (default build/), KILN_JOBS (default 2), KILN_EXPLORER_LISTEN
+# (default 127.0.0.1:0, a free port; e.g. 0.0.0.0:8080 to open it from another machine).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,7 +21,7 @@ PYTHON=/usr/bin/python3
 
 bash "$ROOT/scripts/bootstrap.sh"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" -j"$JOBS" --target kilnd kiln kiln_client_python kiln-run kiln_rt_dist
+cmake --build "$BUILD" -j"$JOBS" --target kilnd kiln kiln_client_python kiln-run kiln_rt_dist kiln-explorer
 
 KILN="$BUILD/clients/cli/kiln"
 DEMO="$BUILD/demo"
@@ -107,6 +109,38 @@ for l in lines:
             ("kiln_workers_busy", "kiln_queue_depth", "kiln_cache_", "kiln_build_info")):
         print(l)
 PY
+
+echo
+echo "== the Kiln Explorer: kiln-explorer serves the web app and its HTTP API over this kilnd"
+mkdir -p "$DEMO/examples/small_cnn"
+cp "$MODEL" "$DEMO/examples/small_cnn/model.onnx"
+"$BUILD/clients/web/kiln-explorer" --listen="${KILN_EXPLORER_LISTEN:-127.0.0.1:0}" \
+  --server="$SERVER" --examples-dir="$DEMO/examples" >"$DEMO/explorer.out" 2>"$DEMO/explorer.log" &
+EXPLORER_PID=$!
+trap 'kill "$KILND_PID" "$EXPLORER_PID" 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+  grep -q '^kiln-explorer: http=' "$DEMO/explorer.out" 2>/dev/null && break
+  sleep 0.1
+done
+URL=$(sed -n 's/^kiln-explorer: http=\([^ ]*\) .*/\1/p' "$DEMO/explorer.out")
+"$PYTHON" - "$URL" <<'PY'
+import json, sys, urllib.request
+url = sys.argv[1]
+page = urllib.request.urlopen(url, timeout=10).read().decode()
+health = json.load(urllib.request.urlopen(url + "api/health", timeout=10))
+examples = json.load(urllib.request.urlopen(url + "api/examples", timeout=10))
+assert "Kiln Explorer" in page and health["serving"], (page[:200], health)
+print(f"Explorer at {url}: kilnd {health['kilnd']} serving; examples: "
+      f"{', '.join(e['name'] for e in examples)}")
+PY
+if [[ -t 0 && -t 1 ]]; then
+  echo "Open $URL in a browser: pick the example small_cnn/model.onnx, press Trace."
+  echo "(press Ctrl-C to stop kilnd and the Explorer)"
+  trap 'echo' INT
+  wait "$EXPLORER_PID" || true
+fi
+kill -TERM "$EXPLORER_PID" 2>/dev/null || true
+wait "$EXPLORER_PID" 2>/dev/null || true
 
 echo
 echo "== stop kilnd (SIGTERM: health flips, calls in flight drain, exit 0); its request log:"

@@ -221,6 +221,7 @@ void HandleTrace(State& state, HttpExchange& exchange) {
   bool client_gone = false;
   while (reader->Read(&event)) {
     if (event.has_summary()) summary = event.summary();
+    if (event.pass_name().empty()) continue;  // a summary-only event
     v1::PassEvent kept = trace->Add(event);
     nlohmann::json header = {{"index", kept.index()},
                              {"stage", kept.stage()},
@@ -328,6 +329,41 @@ void HandleTraceData(State& state, HttpExchange& exchange) {
   exchange.SendJson(200, body.dump());
 }
 
+// GET /api/diff?a=T1:N1&b=T2:N2: the unified diff from the IR after pass N1 of trace T1 to the IR
+// after pass N2 of trace T2 (two traces of one model side by side: O2 against O3, ...).
+void HandleCrossDiff(State& state, HttpExchange& exchange) {
+  struct Side {
+    v1::PassEvent event;
+    std::string label;
+  };
+  auto side = [&](const char* name, Side* out) -> absl::Status {
+    std::string spec = exchange.Query(name).value_or("");
+    std::vector<std::string> parts = absl::StrSplit(spec, ':');
+    int64_t index = -1;
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &index)) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": expected TRACE:PASS_INDEX, got '",
+                                                     spec.substr(0, 64), "'"));
+    }
+    std::shared_ptr<Trace> trace = state.traces.Get(parts[0]);
+    std::string ignored_ir, ignored_label;
+    if (trace == nullptr || !trace->EventWithPrevious(index, &out->event, &ignored_ir,
+                                                      &ignored_label)) {
+      return absl::NotFoundError(absl::StrCat(name, ": no pass ", index, " in trace '",
+                                              parts[0].substr(0, 32), "'"));
+    }
+    out->label = absl::StrCat(trace->id(), " after #", index, " ", out->event.pass_name());
+    return absl::OkStatus();
+  };
+  Side a, b;
+  if (absl::Status status = side("a", &a); !status.ok()) return exchange.SendError(status);
+  if (absl::Status status = side("b", &b); !status.ok()) return exchange.SendError(status);
+  nlohmann::json body = {{"a_label", a.label},
+                         {"b_label", b.label},
+                         {"diff", cli::UnifiedDiff(a.event.ir_after(), b.event.ir_after(),
+                                                   a.label, b.label)}};
+  exchange.SendJson(200, body.dump());
+}
+
 // GET /api/schedule?model=ID&selector=S&...: the kernel's schedule record, every step verified,
 // with the loop-IR diff of each step from the one before.
 void HandleSchedule(State& state, HttpExchange& exchange) {
@@ -422,6 +458,8 @@ int Dispatch(mg_connection* connection, void* data) {
     HandleTrace(state, exchange);
   } else if (get && absl::StartsWith(path, "/api/traces/")) {
     HandleTraceData(state, exchange);
+  } else if (get && path == "/api/diff") {
+    HandleCrossDiff(state, exchange);
   } else if (get && path == "/api/schedule") {
     HandleSchedule(state, exchange);
   } else if (get && path == "/api/artifact") {
