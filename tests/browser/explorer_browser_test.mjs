@@ -9,13 +9,13 @@
 // at the end are for the note, not asserted.
 //
 // node explorer_browser_test.mjs --build=BUILD --source=SRC --tools=TOOLS --artifacts=DIR
-import {spawn, execFileSync} from 'node:child_process';
+import {execFileSync} from 'node:child_process';
 import {createRequire} from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import assert from 'node:assert/strict';
+import {startProcess} from './processes.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')));
 const require = createRequire(path.join(args.tools, 'package.json'));
@@ -23,27 +23,9 @@ const {chromium} = require('playwright-core');
 
 const DEADLINE_MS = 180_000;  // generous: a loaded machine is slow, never wrong
 const children = [];
+const start = (binary, argv, pattern) => startProcess(binary, argv, pattern, children, DEADLINE_MS);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-explorer-test-'));
 fs.mkdirSync(args.artifacts, {recursive: true});
-
-// Starts `binary` and resolves with the first stdout line matching `pattern`.
-function startProcess(binary, argv, pattern) {
-  const child = spawn(binary, argv, {stdio: ['ignore', 'pipe', 'pipe']});
-  children.push(child);
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${binary} did not start: ${stderr}`)), DEADLINE_MS);
-    child.on('exit', (code) => reject(new Error(`${binary} exited (${code}): ${stderr}`)));
-    readline.createInterface({input: child.stdout}).on('line', (line) => {
-      const match = line.match(pattern);
-      if (match) {
-        clearTimeout(timer);
-        resolve({child, match});
-      }
-    });
-  });
-}
 
 function cleanup() {
   for (const child of children) child.kill('SIGKILL');
@@ -56,11 +38,11 @@ async function main() {
   const model = path.join(examples, 'small_cnn', 'model.onnx');
   execFileSync('/usr/bin/python3', [path.join(args.source, 'examples/make_small_cnn.py'), model]);
 
-  const kilnd = await startProcess(path.join(args.build, 'service/kilnd'),
+  const kilnd = await start(path.join(args.build, 'service/kilnd'),
       ['--listen=127.0.0.1:0', '--metrics-listen=127.0.0.1:0', '--workers=2'],
       /^kilnd: grpc=(\S+)/);
   const server = kilnd.match[1];
-  const gateway = await startProcess(path.join(args.build, 'clients/web/kiln-explorer'),
+  const gateway = await start(path.join(args.build, 'clients/web/kiln-explorer'),
       ['--listen=127.0.0.1:0', `--server=${server}`, `--examples-dir=${examples}`],
       /^kiln-explorer: http=(\S+)/);
   const url = gateway.match[1];
@@ -132,7 +114,6 @@ async function main() {
   assert.ok(linesThen > 0);
   await page.fill('#pass-filter', 'FuseOps');
   await page.locator('#timeline .row', {hasText: 'FuseOps'}).first().click();
-  await page.locator('#layer-report', {hasText: 'FuseOps'}).or(page.locator('#layer-report')).first().waitFor();
   await page.waitForFunction(() => window.kilnExplorer.state.pass?.pass_name === 'FuseOps');
   await page.waitForSelector('#provenance-view .code-line.highlight');
   assert.ok(Number(await page.getAttribute('#layer-report', 'data-lines')) > 0);
@@ -152,6 +133,7 @@ async function main() {
   const [at, last] = step.split('/').map(Number);
   assert.ok(last > 0 && at === last, `stepped to ${step}`);
   assert.match(await page.textContent('#step-label'), /verified/);
+  assert.match(await page.textContent('#schedule-command'), /^kiln schedule 'small_cnn.onnx' '--selector=\/conv1\/Conv' --verify/);
   await shot('05-schedule');
 
   // Two traces side by side: -O2 against the -O3 above, and the IR of one pass diffed across.
@@ -170,6 +152,18 @@ async function main() {
   });
   assert.equal(ndjson.trim().split('\n').length, cliEvents);
   await shot('07-downloads');
+
+  // Bisection: the trace cut after 3 passes, then moved one pass later.
+  await page.fill('#max-pass-index', '3');
+  await page.click('#trace-button');
+  await page.waitForSelector('body[data-trace="done"]');
+  const cut = await page.evaluate(() => window.kilnExplorer.state.trace.events.length);
+  assert.ok(cut < cliEvents, `the cut trace has ${cut} of ${cliEvents} passes`);
+  assert.match(await page.textContent('#trace-info'), /--config=pass\.max_pass_index=3/);
+  await page.click('#cut-later');
+  await page.locator('#trace-info', {hasText: 'pass.max_pass_index=4'}).waitFor();
+  await page.waitForSelector('body[data-trace="done"]');
+  await page.fill('#max-pass-index', '');
 
   const memory = await page.evaluate(() => performance.memory ? performance.memory.usedJSHeapSize : -1);
 

@@ -330,6 +330,7 @@ async function loadRecord() {
     showMessage(e.message);
     return;
   }
+  $('schedule-command').textContent = state.record.command;
   showStep(0);
 }
 
@@ -347,6 +348,16 @@ function showStep(step) {
   stepIsFull = state.step === 0 || !current.diff;
   stepRows = stepIsFull ? current.loop_ir.split('\n') : sideBySide(current.diff);
   stepList.setCount(stepRows.length);
+}
+
+// Bisection: move the cut (max pass index) and trace again; from no cut, start below the number of
+// passes that ran.
+function moveCut(delta) {
+  if (!state.model) return;
+  const field = $('max-pass-index');
+  const current = field.value.trim() === '' ? (state.trace ? state.trace.events.length : 0) : Number(field.value);
+  field.value = Math.max(0, current + delta);
+  runTrace();
 }
 
 // ---- a second trace to compare --------------------------------------------------------------
@@ -458,6 +469,8 @@ $('step-prev').addEventListener('click', () => showStep(state.step - 1));
 $('step-next').addEventListener('click', () => showStep(state.step + 1));
 $('step-last').addEventListener('click', () => showStep(Infinity));
 $('compare-button').addEventListener('click', runTraceB);
+$('cut-earlier').addEventListener('click', () => moveCut(-1));
+$('cut-later').addEventListener('click', () => moveCut(1));
 
 refreshHealth();
 loadExamples();

@@ -170,6 +170,14 @@ std::string KilnTraceCommand(const StoredModel& model, const CompileOptions& opt
   return absl::StrJoin(words, " ");
 }
 
+std::string KilnScheduleCommand(const StoredModel& model, const CompileOptions& options,
+                                const std::string& selector) {
+  std::vector<std::string> words = {"kiln", "schedule", ShellQuote(model.name),
+                                    ShellQuote(absl::StrCat("--selector=", selector)), "--verify"};
+  for (std::string& flag : PassFlags(options, /*kiln_opt=*/false)) words.push_back(flag);
+  return absl::StrJoin(words, " ");
+}
+
 std::string KilnOptPrefix(const StoredModel& model, const CompileOptions& options) {
   std::vector<std::string> words = {"kiln-opt", ShellQuote(model.name)};
   for (std::string& flag : PassFlags(options, /*kiln_opt=*/true)) words.push_back(flag);

@@ -35,6 +35,9 @@ v1::CompileRequest MakeCompileRequest(const StoredModel& model, const CompileOpt
 
 // `kiln trace 'NAME' --opt-level=...`: the same trace from the command line.
 std::string KilnTraceCommand(const StoredModel& model, const CompileOptions& options);
+// `kiln schedule 'NAME' --selector=S --verify ...`: the same schedule record from the command line.
+std::string KilnScheduleCommand(const StoredModel& model, const CompileOptions& options,
+                                const std::string& selector);
 // `kiln-opt 'NAME' -O3 ...`: the options as kiln-opt flags, to which KilnOptCommand adds a pass.
 std::string KilnOptPrefix(const StoredModel& model, const CompileOptions& options);
 // `PREFIX --print-after=PASS`: prints the IR after `pass_name` (its `occurrence`-th run is the

@@ -403,6 +403,7 @@ void HandleSchedule(State& state, HttpExchange& exchange) {
   }
   nlohmann::json spans = std::vector<std::string>(record.spans().begin(), record.spans().end());
   nlohmann::json body = {{"kernel", record.kernel()},
+                         {"command", KilnScheduleCommand(*model, *options, selector)},
                          {"spans", std::move(spans)},
                          {"compile_id", record.compile_id()},
                          {"steps", std::move(steps)}};

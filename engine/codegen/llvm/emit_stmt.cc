@@ -260,6 +260,9 @@ llvm::Value* FunctionEmitter::FlatIndex(const loop::Buffer& buffer,
     lanes = std::max(lanes, Lanes(term->getType()));
     index = index == nullptr ? term : b_.CreateAdd(Splat(index, lanes), Splat(term, lanes));
   }
+  // A rank-0 buffer (a scalar operand nothing folded, e.g. with FoldConstant cut by bisection)
+  // has its one element at offset 0.
+  if (index == nullptr) index = llvm::ConstantInt::get(module_.ComputeType(DataType::kInt64, 1), 0);
   if (buffer->elem_offset != 0) {
     index = b_.CreateAdd(index, llvm::ConstantInt::get(index->getType(), buffer->elem_offset));
   }
