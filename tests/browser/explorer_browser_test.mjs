@@ -135,6 +135,8 @@ async function main() {
   assert.match(await page.textContent('#step-label'), /verified/);
   assert.match(await page.textContent('#schedule-command'), /^kiln schedule 'small_cnn.onnx' '--selector=\/conv1\/Conv' --verify/);
   await shot('05-schedule');
+  // The kernel's layers lead back to the provenance view.
+  await page.locator('#schedule-layers .chip', {hasText: /^\/conv1\/Conv$/}).waitFor();
 
   // Two traces side by side: -O2 against the -O3 above, and the IR of one pass diffed across.
   await page.click('.tabs button[data-tab="compare"]');

@@ -269,6 +269,38 @@ TEST_F(ExplorerGatewayTest, KilndDownIsReported) {
   EXPECT_EQ(events.back().data["code"], "UNAVAILABLE");
 }
 
+// The gateway passes its bearer token to kilnd as the CLI does: the right one traces, a wrong
+// one gets kilnd's UNAUTHENTICATED as the stream's error.
+TEST(ExplorerGatewayAuthTest, BearerTokenReachesKilnd) {
+  auto dir = std::filesystem::temp_directory_path() / ("kiln-explorer-token-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "tokens") << "page-secret\n";
+  auto kilnd = KilndProcess::Start({"--auth-token-file=" + (dir / "tokens").string()});
+  ASSERT_NE(kilnd, nullptr);
+  for (const std::string token : {"page-secret", "wrong"}) {
+    explorer::ExplorerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.kilnd.server = kilnd->address();
+    options.kilnd.token = token;
+    options.web_root = KILN_WEB_APP_DIR;
+    auto gateway = explorer::ExplorerServer::Start(options);
+    ASSERT_TRUE(gateway.ok()) << gateway.status();
+    HttpResponse upload = Http((*gateway)->address(), "POST", "/api/models?name=s.onnx", SmallModel());
+    const std::string id = nlohmann::json::parse(upload.body)["model"];
+    std::vector<SseEvent> events = ParseEvents(
+        Http((*gateway)->address(), "GET", absl::StrCat("/api/trace?model=", id)).body);
+    ASSERT_FALSE(events.empty());
+    if (token == "page-secret") {
+      EXPECT_EQ(events.back().name, "done") << events.back().data.dump();
+    } else {
+      EXPECT_EQ(events.back().name, "error");
+      EXPECT_EQ(events.back().data["code"], "UNAUTHENTICATED");
+    }
+  }
+  EXPECT_EQ(kilnd->Stop(), 0);
+  std::filesystem::remove_all(dir);
+}
+
 // The stores hold what their bounds allow: the oldest model goes first, and a trace event that
 // does not fit keeps its header without its IR.
 TEST(ExplorerStoresTest, BoundedInBytes) {

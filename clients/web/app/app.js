@@ -331,6 +331,13 @@ async function loadRecord() {
     return;
   }
   $('schedule-command').textContent = state.record.command;
+  // The ONNX layers the kernel computes: each opens the provenance view on that layer.
+  $('schedule-layers').replaceChildren(
+      document.createTextNode(`${state.record.kernel} computes: `),
+      ...state.record.spans.map((layer) => chip(layer, () => {
+        document.querySelector('.tabs button[data-tab="provenance"]').click();
+        selectLayer(layer);
+      })));
   showStep(0);
 }
 

@@ -71,7 +71,7 @@ std::vector<std::pair<std::string, int64_t>> ListExamples(const std::string& dir
   namespace fs = std::filesystem;
   auto add = [&](const fs::path& path) {
     if (path.extension() == ".onnx" && fs::is_regular_file(path, error)) {
-      examples.emplace_back(fs::relative(path, dir, error).generic_string(),
+      examples.emplace_back(path.lexically_relative(dir).generic_string(),
                             static_cast<int64_t>(fs::file_size(path, error)));
     }
   };
