@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -174,6 +175,32 @@ TEST_F(ExplorerGatewayTest, TraceMatchesKilndsStream) {
   EXPECT_NE(body["command"].get<std::string>().find(
                 absl::StrCat("--print-after=", it->pass_name())),
             std::string::npos);
+
+  // The command shown for an LLVM pass reproduces its IR exactly: run it (kiln, the model
+  // under the name the page gave it, this kilnd) and compare the file it dumps.
+  auto llvm = std::find_if(direct.begin(), direct.end(), [](const v1::PassEvent& e) {
+    return e.stage() == "llvm" && e.changed() && !e.ir_after().empty();
+  });
+  ASSERT_NE(llvm, direct.end());
+  nlohmann::json llvm_pass = nlohmann::json::parse(
+      Http(gateway->address(), "GET",
+           absl::StrCat("/api/traces/", trace, "/passes/", llvm->index())).body);
+  std::string command = llvm_pass["command"];
+  ASSERT_TRUE(absl::StartsWith(command, "kiln trace 'small.onnx'")) << command;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("kiln-explorer-command-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "small.onnx", std::ios::binary) << model;
+  const std::string dumped = command.substr(command.find("# ") + 2);
+  command = absl::StrCat("cd '", dir.string(), "' && '", KILN_CLI_PATH, "'",
+                         command.substr(4, command.find("   #") - 4), " --server=",
+                         kilnd_->address(), " > /dev/null");
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream file(dir / dumped, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(text.str(), llvm_pass["ir_after"].get<std::string>()) << dumped;
+  std::filesystem::remove_all(dir);
 
   HttpResponse ndjson =
       Http(gateway->address(), "GET", absl::StrCat("/api/traces/", trace, "/events.ndjson"));

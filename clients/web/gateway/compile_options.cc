@@ -188,7 +188,6 @@ std::string KilnOptCommand(const std::string& prefix, const std::string& stage,
                            const std::string& pass_name, int occurrence) {
   std::string command = prefix;
   if (stage == "loop") absl::StrAppend(&command, " --emit=loop");
-  if (stage == "llvm") absl::StrAppend(&command, " --emit=llvm");
   absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--print-after=", pass_name)));
   if (occurrence > 1) absl::StrAppend(&command, "   # run ", occurrence, " of ", pass_name);
   return command;

@@ -41,7 +41,7 @@ std::string KilnScheduleCommand(const StoredModel& model, const CompileOptions& 
 // `kiln-opt 'NAME' -O3 ...`: the options as kiln-opt flags, to which KilnOptCommand adds a pass.
 std::string KilnOptPrefix(const StoredModel& model, const CompileOptions& options);
 // `PREFIX --print-after=PASS`: prints the IR after `pass_name` (its `occurrence`-th run is the
-// one meant, counted from 1; loop passes with --emit=loop).
+// one meant, counted from 1; loop passes with --emit=loop; not for LLVM's passes).
 std::string KilnOptCommand(const std::string& prefix, const std::string& stage,
                            const std::string& pass_name, int occurrence);
 

@@ -12,9 +12,11 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "clients/cli/proto_json.h"
 #include "clients/cli/unified_diff.h"
@@ -300,13 +302,7 @@ void HandleTraceData(State& state, HttpExchange& exchange) {
     return exchange.SendError(
         absl::NotFoundError(absl::StrCat("trace ", trace->id(), " has no pass ", index)));
   }
-  int occurrence = 0;
-  for (const v1::PassEvent& other : trace->Events()) {
-    if (other.pass_name() == event.pass_name() && other.stage() == event.stage() &&
-        other.index() <= event.index()) {
-      ++occurrence;
-    }
-  }
+  const int occurrence = trace->Occurrence(index);
   const std::string after_label = absl::StrCat("after #", event.index(), " ", event.pass_name());
   nlohmann::json layers = nlohmann::json::array();
   for (const std::string& layer : LayersOf(event)) layers.push_back(layer);
@@ -324,8 +320,18 @@ void HandleTraceData(State& state, HttpExchange& exchange) {
                    ? std::string()
                    : cli::UnifiedDiff(before, event.ir_after(), before_label, after_label)},
       {"layers", std::move(layers)}};
+  // LLVM's passes run inside code generation, where kiln-opt's --print-after does not reach:
+  // their IR comes from a trace of that stage, dumped one file per pass.
+  std::string file_name = event.pass_name();  // as `kiln trace --dump-dir` names it
+  for (char& c : file_name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') c = '_';
+  }
   body["command"] =
-      KilnOptCommand(trace->kiln_opt_prefix(), event.stage(), event.pass_name(), occurrence);
+      event.stage() == "llvm"
+          ? absl::StrCat(trace->command(), " --stages=llvm '--pass-filter=", event.pass_name(),
+                         "' --dump-dir=llvm-ir   # llvm-ir/",
+                         absl::StrFormat("%04d", event.index()), "-llvm-", file_name, ".after.ll")
+          : KilnOptCommand(trace->kiln_opt_prefix(), event.stage(), event.pass_name(), occurrence);
   exchange.SendJson(200, body.dump());
 }
 

@@ -26,6 +26,21 @@ v1::PassEvent Trace::Add(v1::PassEvent event) {
   return event;
 }
 
+int Trace::Occurrence(int64_t index) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = std::find_if(events_.begin(), events_.end(),
+                            [&](const v1::PassEvent& e) { return e.index() == index; });
+  if (found == events_.end()) return 0;
+  int occurrence = 0;
+  for (const v1::PassEvent& event : events_) {
+    if (event.pass_name() == found->pass_name() && event.stage() == found->stage() &&
+        event.index() <= index) {
+      ++occurrence;
+    }
+  }
+  return occurrence;
+}
+
 std::vector<v1::PassEvent> Trace::Events() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return events_;

@@ -42,6 +42,9 @@ class Trace {
     std::lock_guard<std::mutex> lock(mutex_);
     return finished_;
   }
+  // How many runs of the pass with index `index` (same name and stage) came up to it, counted
+  // from 1: which `--print-after` dump of kiln-opt shows its IR.
+  int Occurrence(int64_t index) const;
   // A copy of the events so far (in arrival order).
   std::vector<v1::PassEvent> Events() const;
   // The event with pass index `index`, and the IR after the pass of the same stage that came
