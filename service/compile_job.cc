@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/driver/driver.h"
+#include "engine/driver/numeric_drift.h"
 #include "engine/driver/schedule_records.h"
 #include "engine/ir/span.h"
 #include "engine/printer/json_printer.h"
@@ -100,11 +101,28 @@ class Job final : public PassObserver {
     ObserverOptions options;
     options.include_sequential = false;  // containers would arrive after their children
     if (trace_ != nullptr) {
-      options.include_ir_before = trace_->ir_before();
-      options.include_ir_after = trace_->ir_after();
+      // The numerics check runs the module before the first pass (as imported) and after each.
+      options.include_ir_before = trace_->ir_before() || trace_->check_numerics();
+      options.include_ir_after = trace_->ir_after() || trace_->check_numerics();
       options.include_span_stats = true;
     }
     return options;
+  }
+
+  // With check_numerics: follows the compile's graph passes (its limits and cancellation).
+  void TrackDrift(const driver::CompileOptions& options) {
+    if (trace_ != nullptr && trace_->check_numerics()) {
+      drift_.emplace(trace_->numerics_seed(), options);
+    }
+  }
+  // The native code's drift for the summary event (none without check_numerics).
+  void FillNativeDrift(const driver::CompileResult& compiled, v1::PassEvent* summary) {
+    if (!drift_.has_value()) return;
+    if (!compiled.native.has_value()) {
+      summary->mutable_numerics()->set_error("the compile generated no native code");
+      return;
+    }
+    FillDrift(drift_->AfterNative(compiled), summary->mutable_numerics());
   }
 
   void OnPassEvent(const PassEvent& event) override {
@@ -163,12 +181,19 @@ class Job final : public PassObserver {
       out.set_calls(event.spans->calls);
       out.set_calls_with_span(event.spans->calls_with_span);
     }
-    if (event.ir_before) out.set_ir_before(PrintEventIr(event.ir_before, event.stage, trace_->format()));
-    if (event.ir_after) {
+    if (drift_.has_value() && event.stage == PassStage::kGraph) {
+      FillDrift(drift_->AfterGraphPass(event), out.mutable_numerics());
+    }
+    if (event.ir_before && trace_->ir_before()) {
+      out.set_ir_before(PrintEventIr(event.ir_before, event.stage, trace_->format()));
+    }
+    if (event.ir_after && trace_->ir_after()) {
       out.set_ir_after(PrintEventIr(event.ir_after, event.stage, trace_->format()));
       FillSpanTable(event.ir_after, &out);
     }
-    if (!event.backend_ir_after.empty()) out.set_ir_after(event.backend_ir_after);  // LLVM IR
+    if (!event.backend_ir_after.empty() && trace_->ir_after()) {
+      out.set_ir_after(event.backend_ir_after);  // LLVM IR
+    }
     if (static_cast<int64_t>(out.ByteSizeLong()) > max_event_bytes_) {
       // One event must fit the buffer the reader drains: the IR goes.
       out.clear_ir_before();
@@ -180,8 +205,25 @@ class Job final : public PassObserver {
     stream_->Push(std::move(out));  // false: the reader is gone; reader_gone() says so
   }
 
+  static void FillDrift(const absl::StatusOr<driver::DriftReport>& report, v1::NumericDrift* out) {
+    if (!report.ok()) {
+      out->set_error(std::string(report.status().message()));
+      return;
+    }
+    out->set_backend(report->backend);
+    out->set_max_abs_error(report->max_abs_error);
+    out->set_max_rel_error(report->max_rel_error);
+    for (const driver::OutputDrift& drift : report->outputs) {
+      v1::OutputDrift* output = out->add_outputs();
+      output->set_name(drift.name);
+      output->set_max_abs_error(drift.max_abs_error);
+      output->set_max_rel_error(drift.max_rel_error);
+    }
+  }
+
   Metrics* metrics_;
   const v1::TraceRequest* trace_;
+  std::optional<driver::DriftTracker> drift_;
   EventSink* stream_;
   int64_t max_event_bytes_;
   std::vector<v1::PassTiming> timings_;
@@ -228,6 +270,7 @@ Outcome CompileNow(const JobEnvironment& environment, JobControl& call,
   }
   options->limits = environment.limits;
   options->is_cancelled = [&call, &job] { return job.reader_gone() || call.ShouldStop(); };
+  job.TrackDrift(*options);
   options->instruments.push_back(std::make_shared<ObserverInstrument>(&job, job.observer_options()));
   const bool partial = !job.kernel_selector().empty();
   if (partial) options->only_kernels_named_by = job.kernel_selector();
@@ -286,6 +329,7 @@ grpc::Status RunTraceJob(const JobEnvironment& environment, JobControl& control,
   v1::PassEvent summary;
   summary.set_index(job.next_index());
   FillSummary(outcome.compile_id, *outcome.compile, summary.mutable_summary());
+  job.FillNativeDrift(outcome.compile->result, &summary);
   if (sink.reader_gone() || !sink.Push(std::move(summary))) {
     return control.PastDeadline()
                ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,

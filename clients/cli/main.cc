@@ -24,7 +24,7 @@ struct Dispatch {
 constexpr Dispatch kDispatch[] = {
     {"compile", kiln::cli::RunCompile},   {"trace", kiln::cli::RunTrace},
     {"schedule", kiln::cli::RunSchedule}, {"passes", kiln::cli::RunPasses},
-    {"health", kiln::cli::RunHealth},
+    {"health", kiln::cli::RunHealth},     {"bisect", kiln::cli::RunBisect},
 };
 
 }  // namespace

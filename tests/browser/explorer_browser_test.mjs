@@ -153,7 +153,18 @@ async function main() {
     return (await fetch(href)).text();
   });
   assert.equal(ndjson.trim().split('\n').length, cliEvents);
-  await shot('07-downloads');
+  await shot('08-downloads');
+
+  // Numeric drift on the timeline: every checked graph pass marked, the native code's in the count.
+  await page.fill('#pass-filter', '');
+  await page.check('#check-numerics');
+  await page.click('#trace-button');
+  await page.waitForSelector('body[data-trace="done"]');
+  assert.ok(await page.locator('#timeline .drift').count() > 0);
+  assert.equal(await page.locator('#timeline .drift.bad').count(), 0);
+  await page.locator('#pass-count', {hasText: 'native code drift: max rel'}).waitFor();
+  await shot('07-drift');
+  await page.uncheck('#check-numerics');
 
   // Bisection: the trace cut after 3 passes, then moved one pass later.
   await page.fill('#max-pass-index', '3');
@@ -173,7 +184,7 @@ async function main() {
   kilnd.child.kill('SIGKILL');
   await page.click('#trace-button');
   await message().filter({hasText: 'unavailable'}).waitFor();
-  await shot('08-kilnd-down');
+  await shot('09-kilnd-down');
 
   await browser.close();
   console.log(`explorer: ${cliEvents} passes; trace click -> first pass ` +

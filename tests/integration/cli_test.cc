@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
 #include "tests/integration/kilnd_process.h"
 #include "tests/integration/test_models.h"
 
@@ -122,6 +124,31 @@ TEST_F(KilnCliTest, TraceDumpsOneNumberedFilePerPass) {
   CliRun bad = Kiln("trace " + model_ + " --dump-dir=" + (dir_ / "file" / "sub").string() + server_);
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("--dump-dir: cannot create"), std::string::npos) << bad.output;
+}
+
+// The numerics check through kilnd: every graph pass of the default pipeline keeps the small
+// model's outputs (interpreter against interpreter), the native code too; `kiln bisect` says so,
+// and a malformed tolerance is a usage error.
+TEST_F(KilnCliTest, NumericsCheckAndBisect) {
+  CliRun trace = Kiln("trace " + model_ + server_ + " --check-numerics --stages=graph --format=json");
+  ASSERT_EQ(trace.exit_code, 0) << trace.output;
+  int checked = 0;
+  for (absl::string_view line : absl::StrSplit(trace.output, '\n', absl::SkipEmpty())) {
+    nlohmann::json event = nlohmann::json::parse(line);
+    if (!event.contains("numerics")) continue;
+    ++checked;
+    EXPECT_EQ(event["numerics"]["backend"], "interp") << line;
+    EXPECT_LT(event["numerics"]["max_rel_error"].get<double>(), 1e-5) << line;
+  }
+  EXPECT_GT(checked, 10);
+  CliRun bisect = Kiln("bisect " + model_ + server_ + " --rtol=1e-5 --atol=1e-6");
+  EXPECT_EQ(bisect.exit_code, 0) << bisect.output;
+  EXPECT_NE(bisect.output.find("every graph pass keeps the outputs"), std::string::npos)
+      << bisect.output;
+  EXPECT_NE(bisect.output.find("(native)"), std::string::npos) << bisect.output;
+  CliRun bad = Kiln("bisect " + model_ + server_ + " --rtol=-1");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--rtol"), std::string::npos) << bad.output;
 }
 
 TEST_F(KilnCliTest, ScheduleAndPassesAndHealth) {

@@ -9,6 +9,7 @@ namespace kiln::cli {
 
 int RunCompile(const CommandLine& line, const Connection& connection);
 int RunTrace(const CommandLine& line, const Connection& connection);
+int RunBisect(const CommandLine& line, const Connection& connection);
 int RunSchedule(const CommandLine& line, const Connection& connection);
 int RunPasses(const CommandLine& line, const Connection& connection);
 int RunHealth(const CommandLine& line, const Connection& connection);

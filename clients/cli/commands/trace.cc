@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -20,6 +21,7 @@
 #include "clients/cli/compile_request.h"
 #include "clients/cli/diagnostics.h"
 #include "clients/cli/exit_codes.h"
+#include "clients/cli/numeric_drift.h"
 #include "clients/cli/proto_json.h"
 #include "clients/cli/unified_diff.h"
 #include "kiln/v1/compiler.grpc.pb.h"
@@ -51,6 +53,7 @@ absl::StatusOr<kiln::v1::TraceRequest> TraceRequestFromFlags(const CommandLine& 
   request.set_only_changed(flags->only_changed);
   request.set_format(flags->json ? kiln::v1::JSON : kiln::v1::TEXT);
   for (std::string& name : line.List("pass-filter")) request.add_pass_filter(std::move(name));
+  if (absl::Status numerics = SetNumericsFlags(line, &request); !numerics.ok()) return numerics;
   for (std::string& stage : line.List("stages")) {
     if (stage != "graph" && stage != "loop" && stage != "llvm") {
       return absl::InvalidArgumentError(
@@ -77,6 +80,7 @@ class TextTracePrinter {
                                    event.calls());
     }
     std::cout << "\n";
+    if (event.has_numerics()) std::cout << "      numerics: " << DriftLine(event.numerics()) << "\n";
     if (event.ir_after().empty()) return;
     auto previous = last_ir_.find(event.stage());
     if (event.changed()) {
@@ -196,11 +200,13 @@ int RunTrace(const CommandLine& line, const Connection& connection) {
   kiln::v1::PassEvent event;
   kiln::v1::CompileResponse summary;
   bool has_summary = false;
+  std::optional<kiln::v1::NumericDrift> native_numerics;
   int64_t shown = 0;
   while (reader->Read(&event)) {
     if (event.has_summary()) {
       summary = event.summary();
       has_summary = true;
+      if (event.has_numerics()) native_numerics = event.numerics();
     }
     if (event.pass_name().empty()) continue;  // a summary-only event
     if (flags.only_changed && !event.changed()) continue;
@@ -224,6 +230,9 @@ int RunTrace(const CommandLine& line, const Connection& connection) {
     return ReportLocalError("the server ended the trace without a summary event");
   }
   PrintDiagnostics(summary);
+  if (native_numerics.has_value() && !flags.json) {
+    std::cout << "native code numerics: " << DriftLine(*native_numerics) << "\n";
+  }
   PrintSummary(summary, shown, flags.json);
   return kExitOk;
 }

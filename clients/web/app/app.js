@@ -101,6 +101,7 @@ function currentOptions() {
     config: $('config').value.trim(),
     maxPassIndex: $('max-pass-index').value.trim(),
     stages: $('stage-llvm').checked ? 'graph,loop,llvm' : '',
+    checkNumerics: $('check-numerics').checked,
     inputShapes: [...document.querySelectorAll('.input-shape')].map(
         (f) => `${f.dataset.name}=${f.value.trim()}`),
   };
@@ -137,7 +138,8 @@ function runTrace() {
       state.source = null;
       $('cancel-button').disabled = true;
       document.body.dataset.trace = 'done';
-      $('pass-count').textContent = `${state.trace.events.length} passes, compile ${body.compile_id.slice(0, 12)}`;
+      $('pass-count').textContent = `${state.trace.events.length} passes, compile ${body.compile_id.slice(0, 12)}` +
+          (body.native_numerics ? `; native code drift: ${driftText(body.native_numerics)}` : '');
       updateDownloads();
       listKernels();
     },
@@ -157,6 +159,12 @@ function cancelTrace() {
   $('cancel-button').disabled = true;
   document.body.dataset.trace = 'cancelled';
   showMessage(`trace cancelled after ${state.trace.events.length} passes`, 'info');
+}
+
+// "max rel 1.2e-7 (interp)" for a drift report (or why it was not checked).
+function driftText(drift) {
+  if (drift.error) return `not checked: ${drift.error}`;
+  return `max rel ${Number(drift.max_rel_error).toExponential(1)} (${drift.backend})`;
 }
 
 // ---- one pass: diff and provenance ----------------------------------------------------------

@@ -65,6 +65,16 @@ export class Timeline {
     ms.className = 'muted';
     ms.textContent = `${event.duration_ms.toFixed(2)} ms`;
     row.append(stage, name, bar, ms);
+    if (event.numerics) {
+      // Numeric drift after the pass against the model as imported (check_numerics).
+      const drift = document.createElement('span');
+      const error = event.numerics.error ? NaN : Number(event.numerics.max_rel_error);
+      drift.className = `drift${error > 1e-4 || event.numerics.error ? ' bad' : ''}`;
+      drift.textContent = event.numerics.error ? 'drift ?' : `\u0394${error.toExponential(0)}`;
+      drift.title = event.numerics.error ? event.numerics.error :
+          `largest relative error of the outputs after this pass: ${error} (${event.numerics.backend})`;
+      row.append(drift);
+    }
     if (event.layers_gone && event.layers_gone.length) {
       const gone = document.createElement('span');
       gone.className = 'gone';

@@ -126,6 +126,7 @@ absl::StatusOr<CompileOptions> CompileOptionsFromQuery(const HttpExchange& excha
           absl::StrCat("stages: unknown stage '", stage.substr(0, 32), "' (graph, loop, llvm)"));
     }
   }
+  options.check_numerics = exchange.Query("check_numerics").value_or("") == "1";
   options.input_shapes = exchange.QueryAll("input_shape");
   if (absl::Status status = CheckItems("input_shape", options.input_shapes); !status.ok()) {
     return status;
@@ -167,6 +168,7 @@ std::string KilnTraceCommand(const StoredModel& model, const CompileOptions& opt
   if (!options.stages.empty()) {
     words.push_back(absl::StrCat("--stages=", absl::StrJoin(options.stages, ",")));
   }
+  if (options.check_numerics) words.push_back("--check-numerics");
   return absl::StrJoin(words, " ");
 }
 

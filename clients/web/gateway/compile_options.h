@@ -23,11 +23,12 @@ struct CompileOptions {
   int64_t max_pass_index = -1;  // bisection: only the first N passes that are not required
   std::vector<std::string> stages;  // trace stages (empty: graph and loop)
   std::vector<std::string> input_shapes;  // NAME=D0,D1,... for inputs with symbolic dims
+  bool check_numerics = false;  // traces: each graph pass's numeric drift
 };
 
 // opt_level=0..3, pipeline=, disable=NAME (repeatable, or comma-separated), config=KEY=VALUE
 // (repeatable), max_pass_index=N, stages=graph,loop,llvm, input_shape=NAME=D0,D1,...
-// (repeatable). Errors name the parameter.
+// (repeatable), check_numerics=1. Errors name the parameter.
 absl::StatusOr<CompileOptions> CompileOptionsFromQuery(const HttpExchange& exchange);
 
 // The request for `model` with `options` (input shapes were checked by CompileOptionsFromQuery).

@@ -204,6 +204,7 @@ void HandleTrace(State& state, HttpExchange& exchange) {
   *request.mutable_compile() = MakeCompileRequest(*model, *options);
   request.set_ir_after(true);
   request.set_format(v1::TEXT);
+  request.set_check_numerics(options->check_numerics);
   for (const std::string& stage : options->stages) request.add_stages(stage);
 
   std::shared_ptr<Trace> trace =
@@ -220,10 +221,14 @@ void HandleTrace(State& state, HttpExchange& exchange) {
   std::map<std::string, std::set<std::string>> last_layers;  // by stage
   v1::PassEvent event;
   v1::CompileResponse summary;
+  nlohmann::json native_numerics;
   bool client_gone = false;
   while (reader->Read(&event)) {
     if (event.has_summary()) summary = event.summary();
-    if (event.pass_name().empty()) continue;  // a summary-only event
+    if (event.pass_name().empty()) {  // the summary event (with the native code's drift)
+      if (event.has_numerics()) native_numerics = nlohmann::json::parse(cli::ToJsonLine(event.numerics()));
+      continue;
+    }
     v1::PassEvent kept = trace->Add(event);
     nlohmann::json header = {{"index", kept.index()},
                              {"stage", kept.stage()},
@@ -235,6 +240,7 @@ void HandleTrace(State& state, HttpExchange& exchange) {
                              {"calls_with_span", kept.calls_with_span()},
                              {"has_ir", !kept.ir_after().empty()},
                              {"ir_omitted", kept.ir_omitted()}};
+    if (kept.has_numerics()) header["numerics"] = nlohmann::json::parse(cli::ToJsonLine(kept.numerics()));
     if (kept.span_table_size() > 0) {
       std::set<std::string> layers = LayersOf(kept);
       std::set<std::string>& before = last_layers[kept.stage()];
@@ -266,6 +272,9 @@ void HandleTrace(State& state, HttpExchange& exchange) {
     return;
   }
   nlohmann::json done = {{"trace", trace->id()},
+                         {"native_numerics", native_numerics.is_null()
+                                                 ? nlohmann::json()
+                                                 : native_numerics},
                          {"compile_id", summary.compile_id()},
                          {"passes", summary.pass_timings_size()},
                          {"diagnostics", nlohmann::json::parse(cli::ToJsonLine(summary))["diagnostics"]}};

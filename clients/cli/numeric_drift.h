@@ -1,0 +1,22 @@
+// The numerics check as the CLI shows it (`kiln trace --check-numerics`, `kiln bisect`): the
+// flags that ask kilnd for it, and one line per checked module.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "clients/cli/command_line.h"
+#include "kiln/v1/compiler.pb.h"
+
+namespace kiln::cli {
+
+// --check-numerics (or `force`) and --numerics-seed into `request`; a malformed seed is a
+// usage error.
+absl::Status SetNumericsFlags(const CommandLine& line, kiln::v1::TraceRequest* request,
+                              bool force = false);
+
+// "max rel 1.2e-07, max abs 3.0e-08 (interp)", the worst output named when there are several,
+// or "not checked: WHY".
+std::string DriftLine(const kiln::v1::NumericDrift& drift);
+
+}  // namespace kiln::cli

@@ -1,0 +1,91 @@
+// Numeric drift: how far a snapshot of a compile (the module after some graph pass, or the
+// finished native code) computes from the module as imported, on the same seeded inputs.
+// The reference is the imported module run by the loop-IR interpreter (Kiln's reference
+// semantics); a graph snapshot is fused where it is not yet (FuseOps at level 0, so no pass
+// under test is repeated), lowered and run by the interpreter too; native code runs in this
+// process. A pass whose outputs move past a tolerance is the pass that changed the numbers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/driver/driver.h"
+#include "engine/loop/host_tensor.h"
+#include "engine/pass/pass_event.h"
+
+namespace kiln::driver {
+
+struct OutputDrift {
+  std::string name;
+  double max_abs_error = 0;
+  // max |got - want| / max(|want|, kDriftRelativeFloor) over the output's elements.
+  double max_rel_error = 0;
+};
+
+// Values whose magnitude is below this count their error as absolute in the relative figure.
+inline constexpr double kDriftRelativeFloor = 1e-6;
+
+struct DriftReport {
+  std::string backend;  // "interp" or "native": what ran the snapshot
+  std::vector<OutputDrift> outputs;
+  double max_abs_error = 0;  // over all outputs
+  double max_rel_error = 0;
+};
+
+class DriftChecker {
+ public:
+  // Runs `imported` once on inputs drawn from `seed` (floats uniform in [-1, 1), integers in
+  // [0, 4), bools 0/1): the reference outputs. `base` supplies the limits, the cancellation
+  // and the import options of the compile being checked; its pipeline is not used.
+  static absl::StatusOr<std::unique_ptr<DriftChecker>> Create(const IRModule& imported,
+                                                              uint64_t seed,
+                                                              const CompileOptions& base);
+
+  // The module after a graph pass, against the reference.
+  absl::StatusOr<DriftReport> CheckGraphModule(const IRModule& snapshot) const;
+  // A finished compile's native code (compiled for this machine), against the reference.
+  absl::StatusOr<DriftReport> CheckNative(const CompileResult& compiled) const;
+
+ private:
+  DriftChecker() = default;
+  absl::StatusOr<DriftReport> Compare(std::string backend,
+                                      const std::vector<loop::HostTensor>& outputs) const;
+  // Compiles `module` at fusion level 0 through lowering (no codegen).
+  absl::StatusOr<CompileResult> Lower(const IRModule& module) const;
+  absl::StatusOr<std::vector<loop::HostTensor>> Run(const CompileResult& compiled,
+                                                    bool native) const;
+
+  CompileOptions options_;
+  std::vector<loop::HostTensor> inputs_;
+  std::vector<loop::HostTensor> reference_;
+  std::vector<std::string> output_names_;
+};
+
+// Follows a compile's passes for a trace: the first graph pass's input is the module as imported
+// (the observer must attach ir_before to after-events), so the checker is made there; each graph
+// pass that changed the module is checked, and a pass that changed nothing repeats the last
+// report. A failure to check (a snapshot the interpreter cannot run, the limits) is returned for
+// that pass and the next ones try again.
+class DriftTracker {
+ public:
+  DriftTracker(uint64_t seed, CompileOptions base) : seed_(seed), base_(std::move(base)) {}
+
+  absl::StatusOr<DriftReport> AfterGraphPass(const PassEvent& event);
+  absl::StatusOr<DriftReport> AfterNative(const CompileResult& compiled);
+
+ private:
+  absl::Status EnsureChecker(const IRModule& imported);
+
+  uint64_t seed_;
+  CompileOptions base_;
+  std::unique_ptr<DriftChecker> checker_;
+  absl::Status creation_;  // why the checker could not be made
+  bool tried_ = false;
+  std::optional<DriftReport> last_;
+};
+
+}  // namespace kiln::driver

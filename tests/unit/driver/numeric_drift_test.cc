@@ -1,0 +1,136 @@
+// The numerics check: a pass that keeps the numbers shows no drift; a pass seeded with a bug (it
+// negates one layer, registered only in this test binary) is the first whose drift exceeds the
+// tolerance, and the passes before it stay exact. Native code is checked against the same
+// reference.
+#include "engine/driver/numeric_drift.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_replace.h"
+#include "engine/driver/passes.h"
+#include "engine/driver/run_model.h"
+#include "engine/ir/expr_mutator.h"
+#include "engine/op/op_registry.h"
+#include "engine/pass/pass_event.h"
+#include "engine/pass/pass_registry.h"
+#include "engine/pass/rewriter_pass.h"
+#include "engine/transform/expr_builder.h"
+
+namespace kiln::driver {
+namespace {
+
+constexpr char kModel[] = R"(
+def @main(%x: Tensor[(1, 2, 6, 6), float32] /* si=input */, %w1: Tensor[(4, 2, 3, 3), float32] /* si=w1 */, %w2: Tensor[(4, 4, 1, 1), float32] /* si=w2 */) {
+  %0 = nn.conv2d(%x, %w1, padding=[1, 1]) /* si=conv1 */;
+  %1 = nn.relu(%0) /* si=relu1 */;
+  %2 = nn.conv2d(%1, %w2) /* si=conv2 */;
+  %3 = multiply(%2, 2f) /* si=scale */;
+  add(%3, 1f) /* si=bias */
+}
+)";
+
+// The seeded bug: the convolution of layer "conv2" negated (one sign flipped).
+class NegateConv2 : public PostOrderRewriter {
+ protected:
+  Result Rewrite_(const CallNode* pre, const Expr& post) override {
+    static const OpEntry& conv = OpRegistry::Global().Get("nn.conv2d");
+    if (AsCallOf(post, conv) == nullptr) return post;
+    std::vector<std::string> layers = SpanSourceNames(pre->span);  // [conv2, scale] once folded
+    if (std::find(layers.begin(), layers.end(), "conv2") == layers.end()) return post;
+    return MakeTypedCall("negative", {post}, nullptr, post->span);
+  }
+};
+
+Pass FlipSignForTesting() {
+  return CreateRewriterPass([](const Function&, const IRModule&, PassContext&) { return NegateConv2(); },
+                            PassInfo{"FlipSignForTesting", 0, {"InferType"}, PassStage::kGraph});
+}
+
+// Drift after every graph pass, as a trace with check_numerics reports it.
+class DriftRecorder : public PassObserver {
+ public:
+  explicit DriftRecorder(CompileOptions base) : tracker(0, std::move(base)) {}
+  void OnPassEvent(const PassEvent& event) override {
+    if (event.kind != PassEvent::Kind::kAfter || event.stage != PassStage::kGraph) return;
+    absl::StatusOr<DriftReport> report = tracker.AfterGraphPass(event);
+    ASSERT_TRUE(report.ok()) << event.pass << ": " << report.status();
+    passes.push_back(event.pass);
+    reports.push_back(*report);
+  }
+  DriftTracker tracker;
+  std::vector<std::string> passes;
+  std::vector<DriftReport> reports;
+};
+
+CompileOptions Options(const std::string& pipeline) {
+  CompileOptions options;
+  options.pipeline = pipeline;
+  options.codegen = HostCodegenOptions();
+  return options;
+}
+
+struct Traced {
+  std::vector<std::string> passes;
+  std::vector<DriftReport> reports;
+  CompileResult compiled;
+};
+
+Traced Trace(const std::string& pipeline) {
+  CompileOptions options = Options(pipeline);
+  auto recorder = std::make_shared<DriftRecorder>(options);
+  ObserverOptions observe;
+  observe.include_ir_before = true;
+  observe.include_ir_after = true;
+  observe.include_sequential = false;
+  options.instruments.push_back(std::make_shared<ObserverInstrument>(recorder.get(), observe));
+  absl::StatusOr<CompileResult> compiled = CompileGraphText(kModel, options);
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return {recorder->passes, recorder->reports, compiled.ok() ? *std::move(compiled) : CompileResult()};
+}
+
+TEST(NumericDriftTest, TheDefaultPipelineKeepsTheNumbers) {
+  Traced traced = Trace(DefaultGraphPipeline(3, 8));
+  ASSERT_GT(traced.reports.size(), 10u);
+  for (size_t i = 0; i < traced.reports.size(); ++i) {
+    EXPECT_EQ(traced.reports[i].backend, "interp");
+    EXPECT_LT(traced.reports[i].max_rel_error, 1e-5) << traced.passes[i];
+  }
+  // The native code, checked against the same reference (fused, vectorized: not bit-exact).
+  DriftTracker tracker(0, Options(""));
+  absl::StatusOr<DriftReport> native = tracker.AfterNative(traced.compiled);
+  ASSERT_TRUE(native.ok()) << native.status();
+  EXPECT_EQ(native->backend, "native");
+  EXPECT_LT(native->max_rel_error, 1e-5);
+}
+
+TEST(NumericDriftTest, ASeededSignFlipIsTheFirstPassOverTheTolerance) {
+  static const bool registered = [] {
+    return PassRegistry::Global()
+        .Register(FlipSignForTesting()->info(), "test only: negate layer conv2", FlipSignForTesting)
+        .ok();
+  }();
+  ASSERT_TRUE(registered);
+  RegisteredPasses();
+  std::string pipeline = absl::StrReplaceAll(DefaultGraphPipeline(3, 8),
+                                             {{"FoldScaleAxis,", "FoldScaleAxis,FlipSignForTesting,"}});
+  Traced traced = Trace(pipeline);
+  size_t first_over = traced.reports.size();
+  for (size_t i = 0; i < traced.reports.size(); ++i) {
+    if (traced.reports[i].max_rel_error > 1e-4) {
+      first_over = i;
+      break;
+    }
+  }
+  ASSERT_LT(first_over, traced.reports.size());
+  EXPECT_EQ(traced.passes[first_over], "FlipSignForTesting");
+  for (size_t i = 0; i < first_over; ++i) EXPECT_LT(traced.reports[i].max_rel_error, 1e-5) << traced.passes[i];
+  // y = 2 * conv2 + 1 against y' = -2 * conv2 + 1: the absolute error is 4 |conv2| somewhere > 0.
+  EXPECT_GT(traced.reports[first_over].max_abs_error, 1e-3);
+}
+
+}  // namespace
+}  // namespace kiln::driver
