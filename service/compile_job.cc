@@ -182,7 +182,9 @@ class Job final : public PassObserver {
       out.set_calls_with_span(event.spans->calls_with_span);
     }
     if (drift_.has_value() && event.stage == PassStage::kGraph) {
-      FillDrift(drift_->AfterGraphPass(event), out.mutable_numerics());
+      absl::StatusOr<driver::DriftReport> report = drift_->AfterGraphPass(event);
+      FillDrift(report, out.mutable_numerics());
+      if (report.ok()) AttributeFirstExcess(event, *report, out.mutable_numerics());
     }
     if (event.ir_before && trace_->ir_before()) {
       out.set_ir_before(PrintEventIr(event.ir_before, event.stage, trace_->format()));
@@ -205,6 +207,30 @@ class Job final : public PassObserver {
     stream_->Push(std::move(out));  // false: the reader is gone; reader_gone() says so
   }
 
+  // At the first pass whose drift passes the request's tolerance, the layers it changed.
+  void AttributeFirstExcess(const PassEvent& event, const driver::DriftReport& report,
+                            v1::NumericDrift* out) {
+    const double rtol = trace_->numerics_rtol() > 0 ? trace_->numerics_rtol() : 1e-5;
+    const double atol = trace_->numerics_atol() > 0 ? trace_->numerics_atol() : 1e-6;
+    bool over = false;
+    for (const driver::OutputDrift& output : report.outputs) {
+      over |= output.max_rel_error > rtol && output.max_abs_error > atol;
+    }
+    if (!over || attributed_) return;
+    attributed_ = true;
+    absl::StatusOr<std::vector<driver::LayerDrift>> layers = drift_->Attribute(event, rtol, atol);
+    if (!layers.ok()) {
+      out->set_layers_error(std::string(layers.status().message()));
+      return;
+    }
+    for (size_t i = 0; i < layers->size() && i < 16; ++i) {
+      v1::LayerDrift* layer = out->add_layers();
+      for (const std::string& name : (*layers)[i].layers) layer->add_layers(name);
+      layer->set_max_abs_error((*layers)[i].max_abs_error);
+      layer->set_max_rel_error((*layers)[i].max_rel_error);
+    }
+  }
+
   static void FillDrift(const absl::StatusOr<driver::DriftReport>& report, v1::NumericDrift* out) {
     if (!report.ok()) {
       out->set_error(std::string(report.status().message()));
@@ -224,6 +250,7 @@ class Job final : public PassObserver {
   Metrics* metrics_;
   const v1::TraceRequest* trace_;
   std::optional<driver::DriftTracker> drift_;
+  bool attributed_ = false;  // the first pass over the tolerance has had its layers named
   EventSink* stream_;
   int64_t max_event_bytes_;
   std::vector<v1::PassTiming> timings_;

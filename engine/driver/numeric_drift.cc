@@ -3,9 +3,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/ir/expr_visitor.h"
+#include "engine/ir/module.h"
+#include "engine/ir/span.h"
 #include "engine/driver/run_model.h"
 #include "engine/support/status_macros.h"
 
@@ -30,6 +36,72 @@ loop::HostTensor SeededTensor(const loop::HostTensor& like, std::mt19937_64& ran
     for (double& v : values) v = static_cast<double>(random() % 4);
   }
   return loop::HostTensor::FromDoubles(like.dtype, like.shape, values);
+}
+
+// max |got - want| and max |got - want| / max(|want|, floor) over two tensors of one shape.
+std::pair<double, double> Errors(const loop::HostTensor& got_tensor,
+                                 const loop::HostTensor& want_tensor) {
+  std::vector<double> got = got_tensor.ToDoubles(), want = want_tensor.ToDoubles();
+  double max_abs = 0, max_rel = 0;
+  for (size_t k = 0; k < got.size() && k < want.size(); ++k) {
+    double error = std::fabs(got[k] - want[k]);
+    if (std::isnan(got[k]) != std::isnan(want[k])) error = INFINITY;
+    if (std::isnan(got[k]) && std::isnan(want[k])) error = 0;
+    if (std::isinf(want[k]) && got[k] == want[k]) error = 0;
+    max_abs = std::max(max_abs, error);
+    max_rel = std::max(max_rel, error / std::max(std::fabs(want[k]), kDriftRelativeFloor));
+  }
+  return {max_abs, max_rel};
+}
+
+// The values of main a layer attribution can compare: for each set of source names, the last
+// call (in evaluation order) whose span names exactly that set and whose value is a tensor of
+// static shape. Keyed by the names joined; `order` keeps evaluation order.
+struct LayerValues {
+  std::map<std::string, Expr> by_key;
+  std::map<std::string, std::vector<std::string>> layers;
+  std::vector<std::string> order;
+};
+
+absl::StatusOr<LayerValues> CollectLayerValues(const IRModule& module) {
+  BaseFunc main = module->Lookup("main");
+  const auto* function = main.as<FunctionNode>();
+  if (function == nullptr) return absl::FailedPreconditionError("the module has no graph main");
+  LayerValues values;
+  PostOrderVisit(function->body, [&](const Expr& expr) {
+    const auto* call = expr.as<CallNode>();
+    const auto* type = expr->checked_type.as<TensorTypeNode>();
+    if (call == nullptr || type == nullptr) return;
+    for (const Dim& d : type->shape) {
+      if (!d.is_static()) return;
+    }
+    std::vector<std::string> names = SpanSourceNames(expr->span);
+    if (names.empty()) return;
+    std::sort(names.begin(), names.end());
+    std::string key = absl::StrJoin(names, "\x1f");
+    if (values.by_key.emplace(key, expr).second) {
+      values.order.push_back(key);
+      values.layers[key] = std::move(names);
+    } else {
+      values.by_key[key] = expr;  // the layer's last value
+    }
+  });
+  return values;
+}
+
+// `module` with main returning its outputs followed by `extra` (nodes of its main).
+IRModule WithExtraOutputs(const IRModule& module, const std::vector<Expr>& extra) {
+  const auto* main = module->Lookup("main").as<FunctionNode>();
+  std::vector<Expr> outputs;
+  if (const auto* tuple = main->body.as<TupleNode>()) {
+    outputs = tuple->elements;
+  } else {
+    outputs.push_back(main->body);
+  }
+  outputs.insert(outputs.end(), extra.begin(), extra.end());
+  Function widened = MakeFunction(main->params, MakeTuple(outputs, main->body->span), nullptr,
+                                  main->attrs, main->span);
+  return WithFunction(module, module->GetGlobalVar("main"), widened);
 }
 
 }  // namespace
@@ -121,16 +193,7 @@ absl::StatusOr<DriftReport> DriftChecker::Compare(std::string backend,
     }
     OutputDrift drift;
     drift.name = output_names_[i];
-    std::vector<double> got = outputs[i].ToDoubles(), want = reference_[i].ToDoubles();
-    for (size_t k = 0; k < got.size(); ++k) {
-      double error = std::fabs(got[k] - want[k]);
-      if (std::isnan(got[k]) != std::isnan(want[k])) error = INFINITY;
-      if (std::isnan(got[k]) && std::isnan(want[k])) error = 0;
-      if (std::isinf(want[k]) && got[k] == want[k]) error = 0;
-      drift.max_abs_error = std::max(drift.max_abs_error, error);
-      drift.max_rel_error =
-          std::max(drift.max_rel_error, error / std::max(std::fabs(want[k]), kDriftRelativeFloor));
-    }
+    std::tie(drift.max_abs_error, drift.max_rel_error) = Errors(outputs[i], reference_[i]);
     report.max_abs_error = std::max(report.max_abs_error, drift.max_abs_error);
     report.max_rel_error = std::max(report.max_rel_error, drift.max_rel_error);
     report.outputs.push_back(std::move(drift));
@@ -142,6 +205,53 @@ absl::StatusOr<DriftReport> DriftChecker::CheckGraphModule(const IRModule& snaps
   KILN_ASSIGN_OR_RETURN(CompileResult compiled, Lower(snapshot));
   KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> outputs, Run(compiled, /*native=*/false));
   return Compare("interp", outputs);
+}
+
+absl::StatusOr<std::vector<LayerDrift>> DriftChecker::AttributeLayers(const IRModule& before,
+                                                                      const IRModule& after) const {
+  KILN_ASSIGN_OR_RETURN(LayerValues old_values, CollectLayerValues(before));
+  KILN_ASSIGN_OR_RETURN(LayerValues new_values, CollectLayerValues(after));
+  std::vector<Expr> old_extra, new_extra;
+  std::vector<std::string> keys;
+  int64_t bytes = 0;
+  for (const std::string& key : new_values.order) {
+    auto old_it = old_values.by_key.find(key);
+    if (old_it == old_values.by_key.end()) continue;
+    const Expr& now = new_values.by_key.at(key);
+    const auto* old_type = old_it->second->checked_type.as<TensorTypeNode>();
+    const auto* new_type = now->checked_type.as<TensorTypeNode>();
+    if (old_type->dtype != new_type->dtype || old_type->shape.size() != new_type->shape.size()) continue;
+    int64_t elements = 1;
+    bool same = true;
+    for (size_t d = 0; d < new_type->shape.size(); ++d) {
+      same &= old_type->shape[d].value == new_type->shape[d].value;
+      elements *= new_type->shape[d].value;
+    }
+    if (!same) continue;
+    bytes += 2 * elements * DataTypeBytes(new_type->dtype);
+    if (bytes > kMaxCheckedBytes || static_cast<int>(keys.size()) == kMaxAttributedLayers) break;
+    keys.push_back(key);
+    old_extra.push_back(old_it->second);
+    new_extra.push_back(now);
+  }
+  std::vector<LayerDrift> drifts;
+  if (keys.empty()) return drifts;
+  KILN_ASSIGN_OR_RETURN(CompileResult old_compiled, Lower(WithExtraOutputs(before, old_extra)));
+  KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> old_outputs, Run(old_compiled, false));
+  KILN_ASSIGN_OR_RETURN(CompileResult new_compiled, Lower(WithExtraOutputs(after, new_extra)));
+  KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> new_outputs, Run(new_compiled, false));
+  const size_t first = new_outputs.size() - keys.size();
+  if (old_outputs.size() != new_outputs.size() || new_outputs.size() < keys.size()) {
+    return absl::InternalError("the widened modules returned different numbers of values");
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    LayerDrift drift;
+    drift.layers = new_values.layers.at(keys[i]);
+    std::tie(drift.max_abs_error, drift.max_rel_error) =
+        Errors(new_outputs[first + i], old_outputs[first + i]);
+    drifts.push_back(std::move(drift));
+  }
+  return drifts;
 }
 
 absl::StatusOr<DriftReport> DriftChecker::CheckNative(const CompileResult& compiled) const {
@@ -176,6 +286,21 @@ absl::StatusOr<DriftReport> DriftTracker::AfterGraphPass(const PassEvent& event)
   absl::StatusOr<DriftReport> report = checker_->CheckGraphModule(event.ir_after);
   if (report.ok()) last_ = *report;
   return report;
+}
+
+absl::StatusOr<std::vector<LayerDrift>> DriftTracker::Attribute(const PassEvent& event,
+                                                                double rtol, double atol) {
+  KILN_RETURN_IF_ERROR(creation_);
+  if (checker_ == nullptr || !event.ir_before || !event.ir_after) {
+    return absl::FailedPreconditionError("the pass's event carries no modules to compare");
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<LayerDrift> layers,
+                        checker_->AttributeLayers(event.ir_before, event.ir_after));
+  std::vector<LayerDrift> over;
+  for (LayerDrift& layer : layers) {
+    if (layer.max_rel_error > rtol && layer.max_abs_error > atol) over.push_back(std::move(layer));
+  }
+  return over;
 }
 
 absl::StatusOr<DriftReport> DriftTracker::AfterNative(const CompileResult& compiled) {

@@ -26,8 +26,19 @@ struct OutputDrift {
   double max_rel_error = 0;
 };
 
+// Layers compared by AttributeLayers at most (the first ones in `after`'s order).
+inline constexpr int kMaxAttributedLayers = 256;
+
 // Values whose magnitude is below this count their error as absolute in the relative figure.
 inline constexpr double kDriftRelativeFloor = 1e-6;
+
+// Where a pass's drift shows inside the model: the value of one ONNX layer (or of the set of
+// layers a node computes, after fusion) before and after the pass, on the same inputs.
+struct LayerDrift {
+  std::vector<std::string> layers;
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+};
 
 struct DriftReport {
   std::string backend;  // "interp" or "native": what ran the snapshot
@@ -49,6 +60,14 @@ class DriftChecker {
   absl::StatusOr<DriftReport> CheckGraphModule(const IRModule& snapshot) const;
   // A finished compile's native code (compiled for this machine), against the reference.
   absl::StatusOr<DriftReport> CheckNative(const CompileResult& compiled) const;
+
+  // The layers whose values `after` (a graph pass's output) computes differently from `before`
+  // (its input): every node of main whose span names the same layers in both, with a value of
+  // the same type, becomes an extra output of both (at most kMaxAttributedLayers of them), both
+  // run on the reference inputs, and each such layer is compared. In `after`'s order (inputs
+  // first); those over both tolerances are what the pass changed.
+  absl::StatusOr<std::vector<LayerDrift>> AttributeLayers(const IRModule& before,
+                                                          const IRModule& after) const;
 
  private:
   DriftChecker() = default;
@@ -76,6 +95,9 @@ class DriftTracker {
 
   absl::StatusOr<DriftReport> AfterGraphPass(const PassEvent& event);
   absl::StatusOr<DriftReport> AfterNative(const CompileResult& compiled);
+  // For the pass of `event` (carrying ir_before and ir_after): its layers over the tolerances.
+  absl::StatusOr<std::vector<LayerDrift>> Attribute(const PassEvent& event, double rtol,
+                                                    double atol);
 
  private:
   absl::Status EnsureChecker(const IRModule& imported);

@@ -164,6 +164,20 @@ async function main() {
   assert.equal(await page.locator('#timeline .drift.bad').count(), 0);
   await page.locator('#pass-count', {hasText: 'native code drift: max rel'}).waitFor();
   await shot('07-drift');
+  // With no tolerance, the first pass that changes a bit (SimplifyInference: batch norm unpacked
+  // into arithmetic) names the layer where the drift appears, /bn1/BatchNormalization first.
+  await page.fill('#drift-tolerance', '0');
+  await page.click('#trace-button');
+  await page.waitForSelector('body[data-trace="done"]');
+  await page.fill('#pass-filter', 'SimplifyInference');
+  await page.locator('#timeline .row', {hasText: 'SimplifyInference'}).first().click();
+  await page.click('.tabs button[data-tab="provenance"]');
+  await page.waitForFunction(() => window.kilnExplorer.state.pass?.pass_name === 'SimplifyInference');
+  const attributed = await page.locator('#drift-layers .chip').allTextContents();
+  assert.match(attributed[0] || '', /^\/bn1\/BatchNormalization \(rel /, attributed.join(' | '));
+  await shot('07b-drift-layers');
+  await page.fill('#drift-tolerance', '');
+  await page.fill('#pass-filter', '');
   await page.uncheck('#check-numerics');
 
   // Bisection: the trace cut after 3 passes, then moved one pass later.

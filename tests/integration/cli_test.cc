@@ -146,6 +146,19 @@ TEST_F(KilnCliTest, NumericsCheckAndBisect) {
   EXPECT_NE(bisect.output.find("every graph pass keeps the outputs"), std::string::npos)
       << bisect.output;
   EXPECT_NE(bisect.output.find("(native)"), std::string::npos) << bisect.output;
+  // With no tolerance at all, the first pass that changes a bit is found: on a CNN with
+  // BatchNormalization, SimplifyInference (batch norm unpacked into arithmetic rounds
+  // differently), and the first layer it changed is the batch norm.
+  const std::string cnn = (dir_ / "small_cnn.onnx").string();
+  ASSERT_EQ(std::system(("/usr/bin/python3 '" KILN_SOURCE_DIR "/examples/make_small_cnn.py' '" +
+                         cnn + "'").c_str()), 0);
+  CliRun exact = Kiln("bisect " + cnn + server_ + " --input-shape=input=1,3,16,16 --rtol=0 --atol=0");
+  EXPECT_EQ(exact.exit_code, 1) << exact.output;
+  EXPECT_NE(exact.output.find(": #3 SimplifyInference ("), std::string::npos) << exact.output;
+  const size_t first_layer = exact.output.find("  layer ");
+  ASSERT_NE(first_layer, std::string::npos) << exact.output;
+  EXPECT_EQ(exact.output.substr(first_layer, 32), "  layer /bn1/BatchNormalization:") << exact.output;
+  EXPECT_NE(exact.output.find("--print-after=SimplifyInference"), std::string::npos);
   CliRun bad = Kiln("bisect " + model_ + server_ + " --rtol=-1");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("--rtol"), std::string::npos) << bad.output;

@@ -77,6 +77,8 @@ int RunBisect(const CommandLine& line, const Connection& connection) {
   if (absl::Status numerics = SetNumericsFlags(line, &request, /*force=*/true); !numerics.ok()) {
     return ReportUsageError(std::string(numerics.message()));
   }
+  request.set_numerics_rtol(*rtol > 0 ? *rtol : 1e-300);  // 0 on the wire means the default
+  request.set_numerics_atol(*atol > 0 ? *atol : 1e-300);
   request.add_stages("graph");  // only graph passes are checked; the rest need no events
 
   std::unique_ptr<kiln::v1::Compiler::Stub> stub = kiln::v1::Compiler::NewStub(MakeChannel(connection));
@@ -112,6 +114,14 @@ int RunBisect(const CommandLine& line, const Connection& connection) {
     for (const kiln::v1::OutputDrift& output : culprit->numerics().outputs()) {
       std::cout << "  output " << output.name() << ": max rel " << output.max_rel_error()
                 << ", max abs " << output.max_abs_error() << "\n";
+    }
+    // Where it appears: the layers whose values the pass changed, in the model's order.
+    for (const kiln::v1::LayerDrift& layer : culprit->numerics().layers()) {
+      std::cout << "  layer " << absl::StrJoin(layer.layers(), ", ") << ": max rel "
+                << layer.max_rel_error() << ", max abs " << layer.max_abs_error() << "\n";
+    }
+    if (!culprit->numerics().layers_error().empty()) {
+      std::cout << "  layers not compared: " << culprit->numerics().layers_error() << "\n";
     }
     std::cout << "the IR after it:      kiln-opt " << model << " "
               << absl::StrJoin(PassFlags(line, true), " ") << " "

@@ -102,6 +102,7 @@ function currentOptions() {
     maxPassIndex: $('max-pass-index').value.trim(),
     stages: $('stage-llvm').checked ? 'graph,loop,llvm' : '',
     checkNumerics: $('check-numerics').checked,
+    driftTolerance: $('drift-tolerance').value.trim(),
     inputShapes: [...document.querySelectorAll('.input-shape')].map(
         (f) => `${f.dataset.name}=${f.value.trim()}`),
   };
@@ -235,6 +236,14 @@ function renderProvenance() {
       ...pass.layers.map((layer) => chip(layer, () => selectLayer(layer),
           layer === state.layer ? 'active' : '')),
       ...gone.map((layer) => chip(layer, () => selectLayer(layer), 'gone')));
+  // The first pass over the drift tolerance names the layers whose values it changed.
+  const attributed = pass.event.numerics?.layers || [];
+  $('drift-layers').replaceChildren(...(attributed.length ? [
+    document.createTextNode('numeric drift appears in: '),
+    ...attributed.map((entry) => chip(
+        `${entry.layers.join(', ')} (rel ${Number(entry.max_rel_error).toExponential(1)})`,
+        () => selectLayer(entry.layers[0]), 'drifted')),
+  ] : []));
   provenanceLines = pass.ir_after.split('\n');
   provenanceList.setCount(provenanceLines.length);
   reportLayer();

@@ -127,6 +127,17 @@ absl::StatusOr<CompileOptions> CompileOptionsFromQuery(const HttpExchange& excha
     }
   }
   options.check_numerics = exchange.Query("check_numerics").value_or("") == "1";
+  for (auto [name, field] : {std::pair{"numerics_rtol", &options.numerics_rtol},
+                             std::pair{"numerics_atol", &options.numerics_atol}}) {
+    std::optional<std::string> text = exchange.Query(name);
+    if (!text || text->empty()) continue;
+    double value = 0;
+    if (!absl::SimpleAtod(*text, &value) || !(value >= 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": expected a tolerance >= 0, got '", text->substr(0, 16), "'"));
+    }
+    *field = value;
+  }
   options.input_shapes = exchange.QueryAll("input_shape");
   if (absl::Status status = CheckItems("input_shape", options.input_shapes); !status.ok()) {
     return status;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,11 +25,13 @@ struct CompileOptions {
   std::vector<std::string> stages;  // trace stages (empty: graph and loop)
   std::vector<std::string> input_shapes;  // NAME=D0,D1,... for inputs with symbolic dims
   bool check_numerics = false;  // traces: each graph pass's numeric drift
+  // The drift tolerance at whose first excess the layers are named (unset: kilnd's 1e-5, 1e-6).
+  std::optional<double> numerics_rtol, numerics_atol;
 };
 
 // opt_level=0..3, pipeline=, disable=NAME (repeatable, or comma-separated), config=KEY=VALUE
 // (repeatable), max_pass_index=N, stages=graph,loop,llvm, input_shape=NAME=D0,D1,...
-// (repeatable), check_numerics=1. Errors name the parameter.
+// (repeatable), check_numerics=1, numerics_rtol=R, numerics_atol=A. Errors name the parameter.
 absl::StatusOr<CompileOptions> CompileOptionsFromQuery(const HttpExchange& exchange);
 
 // The request for `model` with `options` (input shapes were checked by CompileOptionsFromQuery).

@@ -205,6 +205,9 @@ void HandleTrace(State& state, HttpExchange& exchange) {
   request.set_ir_after(true);
   request.set_format(v1::TEXT);
   request.set_check_numerics(options->check_numerics);
+  // 0 on the wire means kilnd's default: an exact check asks for the least positive tolerance.
+  if (options->numerics_rtol) request.set_numerics_rtol(std::max(*options->numerics_rtol, 1e-300));
+  if (options->numerics_atol) request.set_numerics_atol(std::max(*options->numerics_atol, 1e-300));
   for (const std::string& stage : options->stages) request.add_stages(stage);
 
   std::shared_ptr<Trace> trace =

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "engine/driver/passes.h"
 #include "engine/driver/run_model.h"
@@ -60,10 +61,12 @@ class DriftRecorder : public PassObserver {
     ASSERT_TRUE(report.ok()) << event.pass << ": " << report.status();
     passes.push_back(event.pass);
     reports.push_back(*report);
+    events.push_back(event);
   }
   DriftTracker tracker;
   std::vector<std::string> passes;
   std::vector<DriftReport> reports;
+  std::vector<PassEvent> events;
 };
 
 CompileOptions Options(const std::string& pipeline) {
@@ -77,6 +80,7 @@ struct Traced {
   std::vector<std::string> passes;
   std::vector<DriftReport> reports;
   CompileResult compiled;
+  std::shared_ptr<DriftRecorder> recorder;
 };
 
 Traced Trace(const std::string& pipeline) {
@@ -89,7 +93,8 @@ Traced Trace(const std::string& pipeline) {
   options.instruments.push_back(std::make_shared<ObserverInstrument>(recorder.get(), observe));
   absl::StatusOr<CompileResult> compiled = CompileGraphText(kModel, options);
   EXPECT_TRUE(compiled.ok()) << compiled.status();
-  return {recorder->passes, recorder->reports, compiled.ok() ? *std::move(compiled) : CompileResult()};
+  return {recorder->passes, recorder->reports,
+          compiled.ok() ? *std::move(compiled) : CompileResult(), recorder};
 }
 
 TEST(NumericDriftTest, TheDefaultPipelineKeepsTheNumbers) {
@@ -130,6 +135,21 @@ TEST(NumericDriftTest, ASeededSignFlipIsTheFirstPassOverTheTolerance) {
   for (size_t i = 0; i < first_over; ++i) EXPECT_LT(traced.reports[i].max_rel_error, 1e-5) << traced.passes[i];
   // y = 2 * conv2 + 1 against y' = -2 * conv2 + 1: the absolute error is 4 |conv2| somewhere > 0.
   EXPECT_GT(traced.reports[first_over].max_abs_error, 1e-3);
+
+  // Attributed to its layer: the first layer over the tolerance is conv2 (folded with the scale
+  // by then), conv1 and relu1 before it are exact.
+  absl::StatusOr<std::vector<LayerDrift>> layers =
+      traced.recorder->tracker.Attribute(traced.recorder->events[first_over], 1e-4, 1e-6);
+  ASSERT_TRUE(layers.ok()) << layers.status();
+  ASSERT_FALSE(layers->empty());
+  const std::vector<std::string>& first_layer = layers->front().layers;
+  EXPECT_NE(std::find(first_layer.begin(), first_layer.end(), "conv2"), first_layer.end())
+      << absl::StrJoin(first_layer, ",");
+  for (const LayerDrift& layer : *layers) {
+    for (const char* exact : {"conv1", "relu1"}) {
+      EXPECT_EQ(std::find(layer.layers.begin(), layer.layers.end(), exact), layer.layers.end());
+    }
+  }
 }
 
 }  // namespace
