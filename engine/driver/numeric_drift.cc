@@ -106,9 +106,9 @@ IRModule WithExtraOutputs(const IRModule& module, const std::vector<Expr>& extra
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<DriftChecker>> DriftChecker::Create(const IRModule& imported,
-                                                                   uint64_t seed,
-                                                                   const CompileOptions& base) {
+absl::StatusOr<std::unique_ptr<DriftChecker>> DriftChecker::Create(
+    const IRModule& imported, uint64_t seed, const CompileOptions& base,
+    std::vector<loop::HostTensor> inputs) {
   std::unique_ptr<DriftChecker> checker(new DriftChecker());
   CompileOptions& options = checker->options_;
   options.import = base.import;
@@ -130,9 +130,18 @@ absl::StatusOr<std::unique_ptr<DriftChecker>> DriftChecker::Create(const IRModul
         "the model's inputs and outputs are ", bytes, " bytes; numerics are checked up to ",
         kMaxCheckedBytes));
   }
-  std::mt19937_64 random(seed);
-  for (const loop::HostTensor& input : tensors.inputs) {
-    checker->inputs_.push_back(SeededTensor(input, random));
+  if (!inputs.empty()) {
+    if (inputs.size() != tensors.inputs.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("the numerics check was given ", inputs.size(),
+                                                     " inputs; the model takes ",
+                                                     tensors.inputs.size()));
+    }
+    checker->inputs_ = std::move(inputs);  // Run checks each one's type against main's
+  } else {
+    std::mt19937_64 random(seed);
+    for (const loop::HostTensor& input : tensors.inputs) {
+      checker->inputs_.push_back(SeededTensor(input, random));
+    }
   }
   checker->output_names_ = tensors.output_names;
   KILN_ASSIGN_OR_RETURN(checker->reference_, checker->Run(reference, /*native=*/false));
@@ -263,7 +272,7 @@ absl::Status DriftTracker::EnsureChecker(const IRModule& imported) {
   if (!tried_) {
     tried_ = true;
     absl::StatusOr<std::unique_ptr<DriftChecker>> checker =
-        DriftChecker::Create(imported, seed_, base_);
+        DriftChecker::Create(imported, seed_, base_, inputs_);
     if (checker.ok()) {
       checker_ = *std::move(checker);
     } else {

@@ -50,11 +50,12 @@ struct DriftReport {
 class DriftChecker {
  public:
   // Runs `imported` once on inputs drawn from `seed` (floats uniform in [-1, 1), integers in
-  // [0, 4), bools 0/1): the reference outputs. `base` supplies the limits, the cancellation
+  // [0, 4), bools 0/1), or on `inputs` when given (a model whose integer inputs must be valid
+  // shapes or indices): the reference outputs. `base` supplies the limits, the cancellation
   // and the import options of the compile being checked; its pipeline is not used.
-  static absl::StatusOr<std::unique_ptr<DriftChecker>> Create(const IRModule& imported,
-                                                              uint64_t seed,
-                                                              const CompileOptions& base);
+  static absl::StatusOr<std::unique_ptr<DriftChecker>> Create(
+      const IRModule& imported, uint64_t seed, const CompileOptions& base,
+      std::vector<loop::HostTensor> inputs = {});
 
   // The module after a graph pass, against the reference.
   absl::StatusOr<DriftReport> CheckGraphModule(const IRModule& snapshot) const;
@@ -91,7 +92,8 @@ class DriftChecker {
 // that pass and the next ones try again.
 class DriftTracker {
  public:
-  DriftTracker(uint64_t seed, CompileOptions base) : seed_(seed), base_(std::move(base)) {}
+  DriftTracker(uint64_t seed, CompileOptions base, std::vector<loop::HostTensor> inputs = {})
+      : seed_(seed), base_(std::move(base)), inputs_(std::move(inputs)) {}
 
   absl::StatusOr<DriftReport> AfterGraphPass(const PassEvent& event);
   absl::StatusOr<DriftReport> AfterNative(const CompileResult& compiled);
@@ -104,6 +106,7 @@ class DriftTracker {
 
   uint64_t seed_;
   CompileOptions base_;
+  std::vector<loop::HostTensor> inputs_;  // empty: seeded
   std::unique_ptr<DriftChecker> checker_;
   absl::Status creation_;  // why the checker could not be made
   bool tried_ = false;

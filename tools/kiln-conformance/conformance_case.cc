@@ -8,6 +8,10 @@
 #include <onnx/onnx_pb.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "engine/driver/numeric_drift.h"
+#include "engine/pass/pass_event.h"
 #include "absl/strings/str_join.h"
 #include "engine/driver/driver.h"
 #include "engine/driver/run_model.h"
@@ -202,13 +206,30 @@ Attempt CompileAndRun(const std::string& model, const driver::CompileOptions& op
   return {{Stage::kPassed, ""}};
 }
 
-}  // namespace
+// A case read from `dir`: its model, the compile options its test data fixes (input shapes,
+// sequences, optionals), its inputs and expected outputs, and the input values specialization
+// would give the importer.
+struct PreparedCase {
+  std::string model;
+  driver::CompileOptions options;
+  TestTensors inputs, expected;
+  std::map<std::string, TensorData> values;
+};
 
-CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance, driver::Backend backend) {
+absl::StatusOr<PreparedCase> PrepareCase(const fs::path& dir, driver::Backend backend,
+                                         CaseOutcome* failed) {
+  PreparedCase prepared;
   absl::StatusOr<std::string> model = tools::ReadFileBytes((dir / "model.onnx").string());
-  if (!model.ok()) return {Stage::kImportError, FirstLine(model.status())};
+  if (!model.ok()) {
+    *failed = {Stage::kImportError, FirstLine(model.status())};
+    return model.status();
+  }
+  prepared.model = *std::move(model);
   onnx::ModelProto proto;
-  if (!proto.ParseFromString(*model)) return {Stage::kImportError, "model.onnx does not parse"};
+  if (!proto.ParseFromString(prepared.model)) {
+    *failed = {Stage::kImportError, "model.onnx does not parse"};
+    return absl::InvalidArgumentError(failed->message);
+  }
   std::set<std::string> initializers;
   for (const auto& init : proto.graph().initializer()) initializers.insert(init.name());
   std::vector<const onnx::ValueInfoProto*> graph_inputs, graph_outputs;
@@ -218,27 +239,47 @@ CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance, driver::Bac
   for (const auto& output : proto.graph().output()) graph_outputs.push_back(&output);
 
   // The test's inputs fix every dimension the model leaves symbolic, and every sequence's length.
-  driver::CompileOptions options;
+  driver::CompileOptions& options = prepared.options;
   if (backend == driver::Backend::kNative) options.codegen = driver::HostCodegenOptions();
   fs::path data_dir = dir / "test_data_set_0";
   absl::StatusOr<TestTensors> read_inputs = ReadTensors(data_dir, "input", graph_inputs);
-  if (!read_inputs.ok()) return {Stage::kImportError, FirstLine(read_inputs.status())};
-  absl::StatusOr<TestTensors> read_expected = ReadTensors(data_dir, "output", graph_outputs);
-  if (!read_expected.ok()) return {Stage::kImportError, FirstLine(read_expected.status())};
-  std::vector<loop::HostTensor>* inputs = &read_inputs->tensors;
-  std::vector<loop::HostTensor>* expected = &read_expected->tensors;
-  options.import.input_sequence_shapes = read_inputs->sequence_shapes;
-  options.import.empty_optional_inputs = read_inputs->empty_optionals;
-  std::map<std::string, TensorData> values;
-  size_t next_input = 0;
-  for (size_t k = 0; k < read_inputs->counts.size(); ++k) {
-    const std::string& name = graph_inputs[k]->name();
-    if (!read_inputs->sequence_shapes.count(name) && read_inputs->counts[k] == 1) {
-      options.import.input_shapes[name] = (*inputs)[next_input].shape;
-      values[name] = (*inputs)[next_input].ToTensorData();
-    }
-    next_input += read_inputs->counts[k];
+  if (!read_inputs.ok()) {
+    *failed = {Stage::kImportError, FirstLine(read_inputs.status())};
+    return read_inputs.status();
   }
+  absl::StatusOr<TestTensors> read_expected = ReadTensors(data_dir, "output", graph_outputs);
+  if (!read_expected.ok()) {
+    *failed = {Stage::kImportError, FirstLine(read_expected.status())};
+    return read_expected.status();
+  }
+  prepared.inputs = *std::move(read_inputs);
+  prepared.expected = *std::move(read_expected);
+  options.import.input_sequence_shapes = prepared.inputs.sequence_shapes;
+  options.import.empty_optional_inputs = prepared.inputs.empty_optionals;
+  size_t next_input = 0;
+  for (size_t k = 0; k < prepared.inputs.counts.size(); ++k) {
+    const std::string& name = graph_inputs[k]->name();
+    if (!prepared.inputs.sequence_shapes.count(name) && prepared.inputs.counts[k] == 1) {
+      options.import.input_shapes[name] = prepared.inputs.tensors[next_input].shape;
+      prepared.values[name] = prepared.inputs.tensors[next_input].ToTensorData();
+    }
+    next_input += prepared.inputs.counts[k];
+  }
+  return prepared;
+}
+
+}  // namespace
+
+CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance, driver::Backend backend) {
+  CaseOutcome failed;
+  absl::StatusOr<PreparedCase> prepared = PrepareCase(dir, backend, &failed);
+  if (!prepared.ok()) return failed;
+  driver::CompileOptions& options = prepared->options;
+  const std::string& model_bytes = prepared->model;
+  std::vector<loop::HostTensor>* inputs = &prepared->inputs.tensors;
+  std::vector<loop::HostTensor>* expected = &prepared->expected.tensors;
+  std::map<std::string, TensorData>& values = prepared->values;
+  const std::string* model = &model_bytes;
 
   // Kiln compiles static shapes: an input an operator needs at compile time (a shape, axes, k,
   // scales) and whose result the model does not declare is specialized to the test's value, and
@@ -250,6 +291,76 @@ CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance, driver::Bac
   Attempt specialized = CompileAndRun(*model, options, *inputs, *expected, tolerance, backend);
   if (specialized.outcome.stage != Stage::kPassed) return specialized.outcome;
   return {Stage::kPassed, unspecialized.outcome.message, true};
+}
+
+namespace {
+
+// The first graph pass whose drift passes the tolerance, and what it changed.
+class FirstExcess : public PassObserver {
+ public:
+  FirstExcess(const driver::CompileOptions& base, const Tolerance& tolerance,
+              std::vector<loop::HostTensor> inputs)
+      : tracker_(0, base, std::move(inputs)), tolerance_(tolerance) {}
+
+  void OnPassEvent(const PassEvent& event) override {
+    if (found_ || event.kind != PassEvent::Kind::kAfter || event.stage != PassStage::kGraph) return;
+    absl::StatusOr<driver::DriftReport> report = tracker_.AfterGraphPass(event);
+    if (!report.ok()) {
+      if (error_.empty()) error_ = absl::StrCat(event.pass, ": ", FirstLine(report.status()));
+      return;
+    }
+    for (const driver::OutputDrift& output : report->outputs) {
+      if (output.max_rel_error <= tolerance_.rtol || output.max_abs_error <= tolerance_.atol) continue;
+      found_ = true;
+      message_ = absl::StrFormat("pass %s moves output %s by max rel %.3g, max abs %.3g",
+                                 event.pass, output.name, output.max_rel_error,
+                                 output.max_abs_error);
+      absl::StatusOr<std::vector<driver::LayerDrift>> layers =
+          tracker_.Attribute(event, tolerance_.rtol, tolerance_.atol);
+      if (layers.ok() && !layers->empty()) {
+        absl::StrAppend(&message_, "; first at layer ", absl::StrJoin(layers->front().layers, ", "));
+      }
+      return;
+    }
+  }
+
+  bool found() const { return found_; }
+  const std::string& message() const { return message_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  driver::DriftTracker tracker_;
+  Tolerance tolerance_;
+  bool found_ = false;
+  std::string message_, error_;
+};
+
+}  // namespace
+
+CaseOutcome CheckNumerics(const fs::path& dir, const Tolerance& tolerance) {
+  CaseOutcome failed;
+  absl::StatusOr<PreparedCase> prepared = PrepareCase(dir, driver::Backend::kInterpreter, &failed);
+  if (!prepared.ok()) return failed;
+  for (bool specialized : {false, true}) {
+    driver::CompileOptions options = prepared->options;
+    if (specialized) options.import.input_values = prepared->values;
+    // The test's own inputs: integer inputs there are valid shapes and indices.
+    auto first = std::make_shared<FirstExcess>(options, tolerance, prepared->inputs.tensors);
+    ObserverOptions observe;
+    observe.include_ir_before = true;
+    observe.include_ir_after = true;
+    observe.include_sequential = false;
+    options.instruments.push_back(std::make_shared<ObserverInstrument>(first.get(), observe));
+    absl::StatusOr<driver::CompileResult> compiled = driver::CompileOnnx(prepared->model, options);
+    if (!compiled.ok()) {
+      if (!specialized) continue;  // as RunCase: specialization is the fallback
+      return {Stage::kCompileError, FirstLine(compiled.status())};
+    }
+    if (first->found()) return {Stage::kWrongResult, first->message()};
+    if (!first->error().empty()) return {Stage::kRunError, absl::StrCat("numerics not checked after ", first->error())};
+    return {Stage::kPassed, ""};
+  }
+  return {Stage::kCompileError, "not compiled"};
 }
 
 }  // namespace kiln::conformance

@@ -47,4 +47,11 @@ struct Tolerance {
 CaseOutcome RunCase(const std::filesystem::path& dir, const Tolerance& tolerance,
                     driver::Backend backend = driver::Backend::kNative);
 
+// The numerics check of a case (kiln-conformance --check-numerics): its model compiled at -O3
+// with the drift of every graph pass measured against the model as imported, on the test's own
+// inputs (engine/driver/numeric_drift.h). The first pass whose drift passes
+// `tolerance` fails the case (wrong result), named with the first layer it changed; a module the
+// interpreter cannot run after some pass fails it too (run error).
+CaseOutcome CheckNumerics(const std::filesystem::path& dir, const Tolerance& tolerance);
+
 }  // namespace kiln::conformance

@@ -33,6 +33,10 @@
 ABSL_FLAG(std::string, data, "/usr/share/libonnx-testdata/data",
           "root of the ONNX backend test data");
 ABSL_FLAG(std::string, filter, "", "only cases whose name (suite/test) matches this regex");
+ABSL_FLAG(bool, check_numerics, false,
+          "also check every graph pass of each passing case for numeric drift against the model as "
+          "imported (the interpreter, seeded inputs): a pass past the tolerance fails the case, "
+          "naming the pass and the layer");
 ABSL_FLAG(std::string, json, "", "write a JSON report to this file");
 ABSL_FLAG(int, jobs, 2, "cases run in parallel (one child process each)");
 ABSL_FLAG(int, timeout, 60, "seconds a case may take before it is killed");
@@ -172,7 +176,12 @@ int main(int argc, char** argv) {
   kiln::conformance::RunIsolated(
       dirs, limits,
       [&](const fs::path& dir) {
-        return kiln::conformance::RunCase(dir, tolerance_of_dir.at(dir), backend);
+        CaseOutcome outcome = kiln::conformance::RunCase(dir, tolerance_of_dir.at(dir), backend);
+        if (outcome.stage != Stage::kPassed || !absl::GetFlag(FLAGS_check_numerics)) return outcome;
+        CaseOutcome drift = kiln::conformance::CheckNumerics(dir, tolerance_of_dir.at(dir));
+        if (drift.stage == Stage::kPassed) return outcome;
+        drift.message = absl::StrCat("numerics: ", drift.message);
+        return drift;
       },
       [&](size_t index, const CaseOutcome& outcome) {
         outcomes[index] = outcome;

@@ -27,6 +27,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "engine/driver/driver.h"
+#include "tools/kiln-opt/drift_printer.h"
 #include "engine/driver/schedule_records.h"
 #include "engine/printer/json_printer.h"
 #include "engine/printer/printer.h"
@@ -67,6 +68,11 @@ ABSL_FLAG(std::string, config, "",
           "PassContext option KEY=VALUE (repeatable); an unknown key lists the valid ones");
 ABSL_FLAG(bool, print_before_all, false, "print the IR before every pass (stderr)");
 ABSL_FLAG(bool, print_after_all, false, "print the IR after every pass (stderr)");
+ABSL_FLAG(bool, check_numerics, false,
+          "after every graph pass, run the model on seeded inputs and print (stderr) each "
+          "output's largest error against the model as imported; with native code, its error; "
+          "at the first pass past 1e-5, the layers it changed");
+ABSL_FLAG(uint64_t, numerics_seed, 0, "seed of the inputs --check-numerics draws");
 ABSL_FLAG(std::string, print_before, "", "print the IR before these passes (comma-separated)");
 ABSL_FLAG(std::string, print_after, "", "print the IR after these passes (comma-separated)");
 ABSL_FLAG(bool, print_changed, false,
@@ -468,6 +474,16 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
     options.codegen = codegen;
   }
 
+  std::shared_ptr<kiln::tools::DriftPrinter> drift;
+  if (absl::GetFlag(FLAGS_check_numerics)) {
+    drift = std::make_shared<kiln::tools::DriftPrinter>(absl::GetFlag(FLAGS_numerics_seed),
+                                                        options, std::cerr);
+    kiln::ObserverOptions observe;
+    observe.include_ir_before = true;
+    observe.include_ir_after = true;
+    observe.include_sequential = false;
+    options.instruments.push_back(std::make_shared<kiln::ObserverInstrument>(drift.get(), observe));
+  }
   kiln::driver::CompileFailure failure;
   absl::StatusOr<kiln::driver::CompileResult> compiled =
       is_text ? kiln::driver::CompileGraphText(text, options, &failure)
@@ -483,6 +499,7 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
     return 1;
   }
   PrintReport(compiled->report);
+  if (drift) drift->PrintNative(*compiled);
 
   if (!schedule_record.empty()) {
     kiln::driver::ScheduleRecordOptions record_options;
