@@ -86,14 +86,22 @@ fi
 # LLJIT, and again with the loop-IR interpreter), each case isolated in a child process. A case
 # listed in tests/conformance/native_expected.txt (interpreter_expected.txt) that fails natively
 # (interpreted) is a regression, and the native list must hold every case the interpreter's does.
+# The interpreted run also checks every graph pass of every passing case for numeric drift
+# (--check_numerics): a pass that moves a case's outputs past its tolerance fails it, naming the
+# pass and the first layer it changed.
 conformance_status=0
 if [[ "${KILN_SKIP_CONFORMANCE:-0}" != 1 ]]; then
   for backend in native interp; do
     expected="$ROOT/tests/conformance/native_expected.txt"
-    [[ $backend == interp ]] && expected="$ROOT/tests/conformance/interpreter_expected.txt"
-    echo "== conformance (kiln-conformance --backend=$backend, -j$JOBS)"
+    drift=()
+    if [[ $backend == interp ]]; then
+      expected="$ROOT/tests/conformance/interpreter_expected.txt"
+      drift=(--check_numerics)
+    fi
+    echo "== conformance (kiln-conformance --backend=$backend ${drift[*]}, -j$JOBS)"
     conformance_log="$BUILD/logs/conformance-$backend.log"
     if "$BUILD/tools/kiln-conformance/kiln-conformance" --jobs "$JOBS" --backend "$backend" \
+        "${drift[@]}" \
         --expected "$expected" --tolerances "$ROOT/tests/conformance/tolerances.txt" \
         --json "$BUILD/logs/conformance-$backend.json" \
         >"$conformance_log" 2>&1; then

@@ -180,8 +180,11 @@ absl::StatusOr<std::vector<loop::HostTensor>> DriftChecker::Run(const CompileRes
   if (native) {
     KILN_RETURN_IF_ERROR(RunNative(compiled, input_pointers, output_pointers));
   } else {
+    // Each run may take what one compile may: the request's limits bound every check.
     loop::InterpreterOptions interpreter;
     interpreter.is_cancelled = options_.is_cancelled;
+    interpreter.max_steps = options_.limits.max_interpreter_steps;
+    interpreter.max_allocation_bytes = options_.limits.max_bytes;
     KILN_RETURN_IF_ERROR(RunModel(compiled, input_pointers, output_pointers, interpreter));
   }
   return std::move(tensors.outputs);

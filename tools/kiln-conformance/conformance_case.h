@@ -47,7 +47,7 @@ struct Tolerance {
 CaseOutcome RunCase(const std::filesystem::path& dir, const Tolerance& tolerance,
                     driver::Backend backend = driver::Backend::kNative);
 
-// The numerics check of a case (kiln-conformance --check-numerics): its model compiled at -O3
+// The numerics check of a case (kiln-conformance --check_numerics): its model compiled at -O3
 // with the drift of every graph pass measured against the model as imported, on the test's own
 // inputs (engine/driver/numeric_drift.h). The first pass whose drift passes
 // `tolerance` fails the case (wrong result), named with the first layer it changed; a module the
