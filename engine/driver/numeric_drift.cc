@@ -144,7 +144,19 @@ absl::StatusOr<std::unique_ptr<DriftChecker>> DriftChecker::Create(
     }
   }
   checker->output_names_ = tensors.output_names;
-  KILN_ASSIGN_OR_RETURN(checker->reference_, checker->Run(reference, /*native=*/false));
+  absl::StatusOr<std::vector<loop::HostTensor>> interpreted = checker->Run(reference, false);
+  if (interpreted.ok()) {
+    checker->reference_ = *std::move(interpreted);
+    return checker;
+  }
+  if (interpreted.status().code() != absl::StatusCode::kResourceExhausted) {
+    return interpreted.status();
+  }
+  // Too much work for the interpreter (a ResNet-50 is billions of steps): every module of this
+  // check is compiled to native code for this machine and run in-process instead.
+  checker->options_.codegen = HostCodegenOptions();
+  KILN_ASSIGN_OR_RETURN(CompileResult native_reference, checker->Lower(imported));
+  KILN_ASSIGN_OR_RETURN(checker->reference_, checker->Run(native_reference, true));
   return checker;
 }
 
@@ -215,8 +227,9 @@ absl::StatusOr<DriftReport> DriftChecker::Compare(std::string backend,
 
 absl::StatusOr<DriftReport> DriftChecker::CheckGraphModule(const IRModule& snapshot) const {
   KILN_ASSIGN_OR_RETURN(CompileResult compiled, Lower(snapshot));
-  KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> outputs, Run(compiled, /*native=*/false));
-  return Compare("interp", outputs);
+  const bool native = options_.codegen.has_value();
+  KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> outputs, Run(compiled, native));
+  return Compare(native ? "native" : "interp", outputs);
 }
 
 absl::StatusOr<std::vector<LayerDrift>> DriftChecker::AttributeLayers(const IRModule& before,
@@ -249,9 +262,10 @@ absl::StatusOr<std::vector<LayerDrift>> DriftChecker::AttributeLayers(const IRMo
   std::vector<LayerDrift> drifts;
   if (keys.empty()) return drifts;
   KILN_ASSIGN_OR_RETURN(CompileResult old_compiled, Lower(WithExtraOutputs(before, old_extra)));
-  KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> old_outputs, Run(old_compiled, false));
+  const bool native = options_.codegen.has_value();
+  KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> old_outputs, Run(old_compiled, native));
   KILN_ASSIGN_OR_RETURN(CompileResult new_compiled, Lower(WithExtraOutputs(after, new_extra)));
-  KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> new_outputs, Run(new_compiled, false));
+  KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> new_outputs, Run(new_compiled, native));
   const size_t first = new_outputs.size() - keys.size();
   if (old_outputs.size() != new_outputs.size() || new_outputs.size() < keys.size()) {
     return absl::InternalError("the widened modules returned different numbers of values");

@@ -3,7 +3,9 @@
 // The reference is the imported module run by the loop-IR interpreter (Kiln's reference
 // semantics); a graph snapshot is fused where it is not yet (FuseOps at level 0, so no pass
 // under test is repeated), lowered and run by the interpreter too; native code runs in this
-// process. A pass whose outputs move past a tolerance is the pass that changed the numbers.
+// process. A model too large for the interpreter's step budget (the compile's limits) is
+// checked with native code throughout instead (each module JIT-compiled for this machine):
+// every report names its backend. A pass whose outputs move past a tolerance is the pass that changed the numbers.
 #pragma once
 
 #include <cstdint>

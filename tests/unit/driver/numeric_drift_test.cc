@@ -112,6 +112,22 @@ TEST(NumericDriftTest, TheDefaultPipelineKeepsTheNumbers) {
   EXPECT_LT(native->max_rel_error, 1e-5);
 }
 
+// A model too big for the interpreter's step budget is checked with native code throughout, and
+// the reports say so.
+TEST(NumericDriftTest, OverTheInterpreterBudgetTheCheckRunsNativeCode) {
+  CompileOptions base = Options("");
+  base.limits.max_interpreter_steps = 1000;  // the demo model needs thousands of steps
+  absl::StatusOr<CompileResult> imported = CompileGraphText(kModel, Options("InferType"));
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  absl::StatusOr<std::unique_ptr<DriftChecker>> checker =
+      DriftChecker::Create(imported->imported, 0, base);
+  ASSERT_TRUE(checker.ok()) << checker.status();
+  absl::StatusOr<DriftReport> report = (*checker)->CheckGraphModule(imported->optimized);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->backend, "native");
+  EXPECT_LT(report->max_rel_error, 1e-6);
+}
+
 TEST(NumericDriftTest, ASeededSignFlipIsTheFirstPassOverTheTolerance) {
   static const bool registered = [] {
     return PassRegistry::Global()
