@@ -120,6 +120,7 @@ async function main() {
   // A highlighted line names its layers when clicked.
   await page.locator('#provenance-view .code-line.highlight').first().click();
   await page.locator('#line-layers .chip', {hasText: /^\/conv1\/Conv$/}).waitFor();
+  assert.match(await page.textContent('#provenance-command'), /--print-after=FuseOps/);
   await shot('04-provenance');
 
   // The schedule record of /conv1/Conv's kernel, stepped to its last step, verified.
@@ -142,8 +143,10 @@ async function main() {
   await page.click('.tabs button[data-tab="compare"]');
   await page.click('#compare-button');
   await page.locator('#compare-title', {hasText: 'B:'}).waitFor();
-  await page.locator('#compare-timelines .row[data-side="a"]').last().click();
+  await page.locator('#compare-timelines .row[data-side="a"]', {hasText: 'FuseOps'}).first().click();
   await page.locator('#compare-title', {hasText: ' vs B '}).waitFor();
+  assert.match(await page.textContent('#compare-command-a'), /^kiln-opt 'small_cnn.onnx' -O3 /);
+  assert.match(await page.textContent('#compare-command-b'), /^kiln(-opt)? .*'small_cnn.onnx'.* (-O2|--opt-level=2) /);
   await shot('06-compare');
 
   // Downloads: the NDJSON trace holds one line per event.

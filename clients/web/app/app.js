@@ -231,6 +231,7 @@ function chip(text, onClick, extra = '') {
 function renderProvenance() {
   const pass = state.pass;
   if (!pass) return;
+  $('provenance-command').textContent = pass.command || '';
   const gone = pass.event.layers_gone || [];
   $('layer-list').replaceChildren(
       ...pass.layers.map((layer) => chip(layer, () => selectLayer(layer),
@@ -431,6 +432,8 @@ async function compareAt(k) {
   try {
     const body = await getJson(`/api/diff?a=${state.trace.id}:${a.index}&b=${state.traceB.id}:${b.index}`);
     $('compare-title').textContent = `A ${body.a_label} vs B ${body.b_label}` + (body.diff ? '' : ': same text');
+    $('compare-command-a').textContent = body.a_command;
+    $('compare-command-b').textContent = body.b_command;
     compareRows = sideBySide(body.diff);
     compareList.setCount(compareRows.length);
   } catch (e) {

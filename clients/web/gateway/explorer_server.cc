@@ -353,6 +353,7 @@ void HandleCrossDiff(State& state, HttpExchange& exchange) {
   struct Side {
     v1::PassEvent event;
     std::string label;
+    std::string command;  // what prints this side's IR
   };
   auto side = [&](const char* name, Side* out) -> absl::Status {
     std::string spec = exchange.Query(name).value_or("");
@@ -370,6 +371,11 @@ void HandleCrossDiff(State& state, HttpExchange& exchange) {
                                               parts[0].substr(0, 32), "'"));
     }
     out->label = absl::StrCat(trace->id(), " after #", index, " ", out->event.pass_name());
+    out->command = out->event.stage() == "llvm"
+                       ? absl::StrCat(trace->command(), " --stages=llvm '--pass-filter=",
+                                      out->event.pass_name(), "'")
+                       : KilnOptCommand(trace->kiln_opt_prefix(), out->event.stage(),
+                                        out->event.pass_name(), trace->Occurrence(index));
     return absl::OkStatus();
   };
   Side a, b;
@@ -377,6 +383,8 @@ void HandleCrossDiff(State& state, HttpExchange& exchange) {
   if (absl::Status status = side("b", &b); !status.ok()) return exchange.SendError(status);
   nlohmann::json body = {{"a_label", a.label},
                          {"b_label", b.label},
+                         {"a_command", a.command},
+                         {"b_command", b.command},
                          {"diff", cli::UnifiedDiff(a.event.ir_after(), b.event.ir_after(),
                                                    a.label, b.label)}};
   exchange.SendJson(200, body.dump());
