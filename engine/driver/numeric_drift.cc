@@ -334,4 +334,79 @@ absl::StatusOr<DriftReport> DriftTracker::AfterNative(const CompileResult& compi
   return checker_->CheckNative(compiled);
 }
 
+namespace {
+
+class GraphPassChecker final : public PassObserver {
+ public:
+  GraphPassChecker(std::shared_ptr<DriftTracker> tracker, double rtol, double atol,
+                   std::function<void(const GraphPassDrift&)> on_pass)
+      : tracker_(std::move(tracker)), rtol_(rtol), atol_(atol), on_pass_(std::move(on_pass)) {}
+
+  void OnPassEvent(const PassEvent& event) override {
+    if (event.kind != PassEvent::Kind::kAfter || event.stage != PassStage::kGraph) return;
+    GraphPassDrift drift;
+    drift.index = event.index;
+    drift.pass = event.pass;
+    drift.report = tracker_->AfterGraphPass(event);
+    if (drift.report.ok() && !attributed_) {
+      bool over = false;
+      for (const OutputDrift& output : drift.report->outputs) {
+        over |= output.max_rel_error > rtol_ && output.max_abs_error > atol_;
+      }
+      if (over) {
+        attributed_ = true;
+        absl::StatusOr<std::vector<LayerDrift>> layers = tracker_->Attribute(event, rtol_, atol_);
+        if (layers.ok()) {
+          drift.layers = *std::move(layers);
+        } else {
+          drift.layers_status = layers.status();
+        }
+      }
+    }
+    on_pass_(drift);
+  }
+
+ private:
+  std::shared_ptr<DriftTracker> tracker_;
+  double rtol_, atol_;
+  std::function<void(const GraphPassDrift&)> on_pass_;
+  bool attributed_ = false;
+};
+
+// The observer and the instrument that feeds it, kept alive together.
+class GraphPassInstrument final : public PassInstrument {
+ public:
+  GraphPassInstrument(std::unique_ptr<GraphPassChecker> checker, ObserverOptions observe)
+      : PassInstrument("NumericDrift"), checker_(std::move(checker)), inner_(checker_.get(), observe) {}
+  absl::Status RunBeforePass(const IRModule& module, const PassInvocation& pass) override {
+    return inner_.RunBeforePass(module, pass);
+  }
+  absl::Status RunAfterPass(const IRModule& module, const PassInvocation& pass) override {
+    return inner_.RunAfterPass(module, pass);
+  }
+  absl::Status RunAfterPassFailed(const IRModule& before, const PassInvocation& pass,
+                                  const absl::Status& error) override {
+    return inner_.RunAfterPassFailed(before, pass, error);
+  }
+
+ private:
+  std::unique_ptr<GraphPassChecker> checker_;
+  ObserverInstrument inner_;
+};
+
+}  // namespace
+
+std::shared_ptr<DriftTracker> CheckEveryGraphPass(
+    CompileOptions* options, uint64_t seed, std::vector<loop::HostTensor> inputs, double rtol,
+    double atol, std::function<void(const GraphPassDrift&)> on_pass) {
+  auto tracker = std::make_shared<DriftTracker>(seed, *options, std::move(inputs));
+  ObserverOptions observe;
+  observe.include_ir_before = true;
+  observe.include_ir_after = true;
+  observe.include_sequential = false;
+  options->instruments.push_back(std::make_shared<GraphPassInstrument>(
+      std::make_unique<GraphPassChecker>(tracker, rtol, atol, std::move(on_pass)), observe));
+  return tracker;
+}
+
 }  // namespace kiln::driver

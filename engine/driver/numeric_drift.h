@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,5 +115,25 @@ class DriftTracker {
   bool tried_ = false;
   std::optional<DriftReport> last_;
 };
+
+// One graph pass's drift, as CheckEveryGraphPass reports it.
+struct GraphPassDrift {
+  int64_t index = 0;  // the pass's number in the compile's events
+  std::string pass;
+  absl::StatusOr<DriftReport> report = absl::UnknownError("not checked");
+  // At the first pass whose drift passes the tolerance: the layers it changed past it (or why
+  // they could not be compared); empty elsewhere.
+  std::vector<LayerDrift> layers;
+  absl::Status layers_status;
+};
+
+// Adds to `options` an instrument that checks every graph pass of the compile (a DriftTracker
+// on `inputs`, or on inputs drawn from `seed` when empty) and calls `on_pass` with each one's
+// drift, attributing to layers the first pass over (rtol, atol): the numerics check for tools,
+// which see no pass events. Returns the tracker (the native code is checked with AfterNative
+// once the compile is done).
+std::shared_ptr<DriftTracker> CheckEveryGraphPass(
+    CompileOptions* options, uint64_t seed, std::vector<loop::HostTensor> inputs, double rtol,
+    double atol, std::function<void(const GraphPassDrift&)> on_pass);
 
 }  // namespace kiln::driver

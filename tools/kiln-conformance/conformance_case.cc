@@ -11,7 +11,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "engine/driver/numeric_drift.h"
-#include "engine/pass/pass_event.h"
 #include "absl/strings/str_join.h"
 #include "engine/driver/driver.h"
 #include "engine/driver/run_model.h"
@@ -298,44 +297,30 @@ CaseOutcome RunCase(const fs::path& dir, const Tolerance& tolerance, driver::Bac
 
 namespace {
 
-// The first graph pass whose drift passes the tolerance, and what it changed.
-class FirstExcess : public PassObserver {
- public:
-  FirstExcess(const driver::CompileOptions& base, const Tolerance& tolerance,
-              std::vector<loop::HostTensor> inputs)
-      : tracker_(0, base, std::move(inputs)), tolerance_(tolerance) {}
+// What the numerics check of a case found: the first graph pass past the tolerance, or the
+// first module that could not be checked.
+struct FirstExcess {
+  bool found = false;
+  std::string message, error;
 
-  void OnPassEvent(const PassEvent& event) override {
-    if (found_ || event.kind != PassEvent::Kind::kAfter || event.stage != PassStage::kGraph) return;
-    absl::StatusOr<driver::DriftReport> report = tracker_.AfterGraphPass(event);
-    if (!report.ok()) {
-      if (error_.empty()) error_ = absl::StrCat(event.pass, ": ", FirstLine(report.status()));
+  void Observe(const driver::GraphPassDrift& drift, const Tolerance& tolerance) {
+    if (found) return;
+    if (!drift.report.ok()) {
+      if (error.empty()) error = absl::StrCat(drift.pass, ": ", FirstLine(drift.report.status()));
       return;
     }
-    for (const driver::OutputDrift& output : report->outputs) {
-      if (output.max_rel_error <= tolerance_.rtol || output.max_abs_error <= tolerance_.atol) continue;
-      found_ = true;
-      message_ = absl::StrFormat("pass %s moves output %s by max rel %.3g, max abs %.3g",
-                                 event.pass, output.name, output.max_rel_error,
-                                 output.max_abs_error);
-      absl::StatusOr<std::vector<driver::LayerDrift>> layers =
-          tracker_.Attribute(event, tolerance_.rtol, tolerance_.atol);
-      if (layers.ok() && !layers->empty()) {
-        absl::StrAppend(&message_, "; first at layer ", absl::StrJoin(layers->front().layers, ", "));
+    for (const driver::OutputDrift& output : drift.report->outputs) {
+      if (output.max_rel_error <= tolerance.rtol || output.max_abs_error <= tolerance.atol) continue;
+      found = true;
+      message = absl::StrFormat("pass %s moves output %s by max rel %.3g, max abs %.3g",
+                                drift.pass, output.name, output.max_rel_error,
+                                output.max_abs_error);
+      if (!drift.layers.empty()) {
+        absl::StrAppend(&message, "; first at layer ", absl::StrJoin(drift.layers.front().layers, ", "));
       }
       return;
     }
   }
-
-  bool found() const { return found_; }
-  const std::string& message() const { return message_; }
-  const std::string& error() const { return error_; }
-
- private:
-  driver::DriftTracker tracker_;
-  Tolerance tolerance_;
-  bool found_ = false;
-  std::string message_, error_;
 };
 
 }  // namespace
@@ -360,19 +345,18 @@ CaseOutcome CheckNumerics(const fs::path& dir, const Tolerance& tolerance) {
         }
       }
     }
-    auto first = std::make_shared<FirstExcess>(options, tolerance, std::move(inputs));
-    ObserverOptions observe;
-    observe.include_ir_before = true;
-    observe.include_ir_after = true;
-    observe.include_sequential = false;
-    options.instruments.push_back(std::make_shared<ObserverInstrument>(first.get(), observe));
+    FirstExcess first;
+    driver::CheckEveryGraphPass(&options, 0, std::move(inputs), tolerance.rtol, tolerance.atol,
+                                [&](const driver::GraphPassDrift& drift) {
+                                  first.Observe(drift, tolerance);
+                                });
     absl::StatusOr<driver::CompileResult> compiled = driver::CompileOnnx(prepared->model, options);
     if (!compiled.ok()) {
       if (!specialized) continue;  // as RunCase: specialization is the fallback
       return {Stage::kCompileError, FirstLine(compiled.status())};
     }
-    if (first->found()) return {Stage::kWrongResult, first->message()};
-    if (!first->error().empty()) return {Stage::kRunError, absl::StrCat("numerics not checked after ", first->error())};
+    if (first.found) return {Stage::kWrongResult, first.message};
+    if (!first.error.empty()) return {Stage::kRunError, absl::StrCat("numerics not checked after ", first.error)};
     return {Stage::kPassed, ""};
   }
   return {Stage::kCompileError, "not compiled"};

@@ -17,33 +17,26 @@ std::string Line(const absl::StatusOr<driver::DriftReport>& report) {
 
 }  // namespace
 
-void DriftPrinter::OnPassEvent(const PassEvent& event) {
-  if (event.kind != PassEvent::Kind::kAfter || event.stage != PassStage::kGraph) return;
-  absl::StatusOr<driver::DriftReport> report = tracker_.AfterGraphPass(event);
-  out_ << "kiln-opt: numerics after #" << event.index << " " << event.pass << ": " << Line(report)
-       << "\n";
-  if (!report.ok() || attributed_) return;
-  bool over = false;
-  for (const driver::OutputDrift& output : report->outputs) {
-    over |= output.max_rel_error > kRtol && output.max_abs_error > kAtol;
-  }
-  if (!over) return;
-  attributed_ = true;
-  absl::StatusOr<std::vector<driver::LayerDrift>> layers = tracker_.Attribute(event, kRtol, kAtol);
-  if (!layers.ok()) {
-    out_ << "kiln-opt:   layers not compared: " << layers.status().message() << "\n";
-    return;
-  }
-  for (const driver::LayerDrift& layer : *layers) {
-    out_ << absl::StrFormat("kiln-opt:   layer %s: max rel %.3g, max abs %.3g\n",
-                            absl::StrJoin(layer.layers, ", "), layer.max_rel_error,
-                            layer.max_abs_error);
-  }
+DriftPrinter::DriftPrinter(uint64_t seed, driver::CompileOptions* options, std::ostream& out)
+    : out_(out) {
+  tracker_ = driver::CheckEveryGraphPass(
+      options, seed, {}, kRtol, kAtol, [this](const driver::GraphPassDrift& drift) {
+        out_ << "kiln-opt: numerics after #" << drift.index << " " << drift.pass << ": "
+             << Line(drift.report) << "\n";
+        if (!drift.layers_status.ok()) {
+          out_ << "kiln-opt:   layers not compared: " << drift.layers_status.message() << "\n";
+        }
+        for (const driver::LayerDrift& layer : drift.layers) {
+          out_ << absl::StrFormat("kiln-opt:   layer %s: max rel %.3g, max abs %.3g\n",
+                                  absl::StrJoin(layer.layers, ", "), layer.max_rel_error,
+                                  layer.max_abs_error);
+        }
+      });
 }
 
 void DriftPrinter::PrintNative(const driver::CompileResult& compiled) {
   if (!compiled.native.has_value()) return;
-  out_ << "kiln-opt: numerics of the native code: " << Line(tracker_.AfterNative(compiled)) << "\n";
+  out_ << "kiln-opt: numerics of the native code: " << Line(tracker_->AfterNative(compiled)) << "\n";
 }
 
 }  // namespace kiln::tools

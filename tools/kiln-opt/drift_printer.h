@@ -5,24 +5,22 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <ostream>
 
 #include "engine/driver/numeric_drift.h"
-#include "engine/pass/pass_event.h"
 
 namespace kiln::tools {
 
-class DriftPrinter : public PassObserver {
+class DriftPrinter {
  public:
-  DriftPrinter(uint64_t seed, const driver::CompileOptions& base, std::ostream& out)
-      : tracker_(seed, base), out_(out) {}
-  void OnPassEvent(const PassEvent& event) override;
+  // Instruments `options` (the compile kiln-opt is about to run).
+  DriftPrinter(uint64_t seed, driver::CompileOptions* options, std::ostream& out);
   void PrintNative(const driver::CompileResult& compiled);
 
  private:
-  driver::DriftTracker tracker_;
   std::ostream& out_;
-  bool attributed_ = false;
+  std::shared_ptr<driver::DriftTracker> tracker_;
 };
 
 }  // namespace kiln::tools

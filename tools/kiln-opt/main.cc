@@ -474,15 +474,10 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
     options.codegen = codegen;
   }
 
-  std::shared_ptr<kiln::tools::DriftPrinter> drift;
+  std::unique_ptr<kiln::tools::DriftPrinter> drift;
   if (absl::GetFlag(FLAGS_check_numerics)) {
-    drift = std::make_shared<kiln::tools::DriftPrinter>(absl::GetFlag(FLAGS_numerics_seed),
-                                                        options, std::cerr);
-    kiln::ObserverOptions observe;
-    observe.include_ir_before = true;
-    observe.include_ir_after = true;
-    observe.include_sequential = false;
-    options.instruments.push_back(std::make_shared<kiln::ObserverInstrument>(drift.get(), observe));
+    drift = std::make_unique<kiln::tools::DriftPrinter>(absl::GetFlag(FLAGS_numerics_seed),
+                                                        &options, std::cerr);
   }
   kiln::driver::CompileFailure failure;
   absl::StatusOr<kiln::driver::CompileResult> compiled =
