@@ -138,7 +138,11 @@ class Job final : public PassObserver {
     timing.set_duration_ms(event.duration_ms);
     timing.set_changed(event.changed);
     timings_.push_back(timing);
-    if (stream_ != nullptr && Wanted(event)) Send(event);
+    // The drift is followed through every pass, shown or not (a loop-only trace still needs the
+    // graph passes' modules).
+    v1::NumericDrift numerics;
+    const bool checked = TrackDrift(event, &numerics);
+    if (stream_ != nullptr && Wanted(event)) Send(event, checked ? &numerics : nullptr);
   }
 
   std::vector<v1::PassTiming> TakeTimings() { return std::move(timings_); }
@@ -169,7 +173,23 @@ class Job final : public PassObserver {
     return false;
   }
 
-  void Send(const PassEvent& event) {
+  // With check_numerics, the drift after a graph or loop pass into `out`; false for other events.
+  bool TrackDrift(const PassEvent& event, v1::NumericDrift* out) {
+    if (!drift_.has_value()) return false;
+    if (event.stage == PassStage::kGraph) {
+      absl::StatusOr<driver::DriftReport> report = drift_->AfterGraphPass(event);
+      FillDrift(report, out);
+      if (report.ok()) AttributeFirstExcess(event, *report, out);
+      return true;
+    }
+    if (event.stage == PassStage::kLoop) {
+      FillDrift(drift_->AfterLoopPass(event), out);
+      return true;
+    }
+    return false;
+  }
+
+  void Send(const PassEvent& event, const v1::NumericDrift* numerics) {
     v1::PassEvent out;
     out.set_index(event.index);
     out.set_stage(PassStageName(event.stage));
@@ -181,11 +201,7 @@ class Job final : public PassObserver {
       out.set_calls(event.spans->calls);
       out.set_calls_with_span(event.spans->calls_with_span);
     }
-    if (drift_.has_value() && event.stage == PassStage::kGraph) {
-      absl::StatusOr<driver::DriftReport> report = drift_->AfterGraphPass(event);
-      FillDrift(report, out.mutable_numerics());
-      if (report.ok()) AttributeFirstExcess(event, *report, out.mutable_numerics());
-    }
+    if (numerics != nullptr) *out.mutable_numerics() = *numerics;
     if (event.ir_before && trace_->ir_before()) {
       out.set_ir_before(PrintEventIr(event.ir_before, event.stage, trace_->format()));
     }

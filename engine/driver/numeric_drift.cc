@@ -280,6 +280,28 @@ absl::StatusOr<std::vector<LayerDrift>> DriftChecker::AttributeLayers(const IRMo
   return drifts;
 }
 
+absl::StatusOr<DriftReport> DriftChecker::CheckLoopModule(const IRModule& snapshot,
+                                                          const IRModule& final_graph) {
+  if (options_.codegen.has_value()) {
+    return absl::FailedPreconditionError(
+        "this model is checked with native code (too large for the interpreter); loop-pass "
+        "snapshots are only interpreted");
+  }
+  if (!loop_base_.has_value() || !loop_base_graph_.same_as(final_graph)) {
+    CompileOptions lowering = options_;
+    lowering.loop_pipeline = "";  // the lowered module as the loop passes receive it
+    CompileFailure failure;
+    absl::StatusOr<CompileResult> base = CompileModule(final_graph, lowering, &failure);
+    if (!base.ok()) return base.status();
+    loop_base_ = *std::move(base);
+    loop_base_graph_ = final_graph;
+  }
+  CompileResult run = *loop_base_;
+  run.lowered->module = snapshot;
+  KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> outputs, Run(run, /*native=*/false));
+  return Compare("interp", outputs);
+}
+
 absl::StatusOr<DriftReport> DriftChecker::CheckNative(const CompileResult& compiled) const {
   KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> outputs, Run(compiled, /*native=*/true));
   return Compare("native", outputs);
@@ -308,9 +330,22 @@ absl::StatusOr<DriftReport> DriftTracker::AfterGraphPass(const PassEvent& event)
   }
   KILN_RETURN_IF_ERROR(creation_);
   if (!event.ir_after) return absl::InternalError("the pass's event carries no output module");
+  last_graph_ = event.ir_after;
   if (!event.changed && last_.has_value()) return *last_;
   absl::StatusOr<DriftReport> report = checker_->CheckGraphModule(event.ir_after);
   if (report.ok()) last_ = *report;
+  return report;
+}
+
+absl::StatusOr<DriftReport> DriftTracker::AfterLoopPass(const PassEvent& event) {
+  KILN_RETURN_IF_ERROR(creation_);
+  if (checker_ == nullptr || !last_graph_) {
+    return absl::FailedPreconditionError("no graph pass was followed before the loop passes");
+  }
+  if (!event.ir_after) return absl::InternalError("the pass's event carries no output module");
+  if (!event.changed && last_loop_.has_value()) return *last_loop_;
+  absl::StatusOr<DriftReport> report = checker_->CheckLoopModule(event.ir_after, last_graph_);
+  if (report.ok()) last_loop_ = *report;
   return report;
 }
 
@@ -339,14 +374,24 @@ namespace {
 class GraphPassChecker final : public PassObserver {
  public:
   GraphPassChecker(std::shared_ptr<DriftTracker> tracker, double rtol, double atol,
-                   std::function<void(const GraphPassDrift&)> on_pass)
-      : tracker_(std::move(tracker)), rtol_(rtol), atol_(atol), on_pass_(std::move(on_pass)) {}
+                   bool loop_passes, std::function<void(const PassDrift&)> on_pass)
+      : tracker_(std::move(tracker)), rtol_(rtol), atol_(atol), loop_passes_(loop_passes),
+        on_pass_(std::move(on_pass)) {}
 
   void OnPassEvent(const PassEvent& event) override {
-    if (event.kind != PassEvent::Kind::kAfter || event.stage != PassStage::kGraph) return;
-    GraphPassDrift drift;
+    if (event.kind != PassEvent::Kind::kAfter) return;
+    if (event.stage != PassStage::kGraph && (event.stage != PassStage::kLoop || !loop_passes_)) {
+      return;
+    }
+    PassDrift drift;
     drift.index = event.index;
     drift.pass = event.pass;
+    drift.stage = PassStageName(event.stage);
+    if (event.stage == PassStage::kLoop) {
+      drift.report = tracker_->AfterLoopPass(event);
+      on_pass_(drift);
+      return;
+    }
     drift.report = tracker_->AfterGraphPass(event);
     if (drift.report.ok() && !attributed_) {
       bool over = false;
@@ -369,7 +414,8 @@ class GraphPassChecker final : public PassObserver {
  private:
   std::shared_ptr<DriftTracker> tracker_;
   double rtol_, atol_;
-  std::function<void(const GraphPassDrift&)> on_pass_;
+  bool loop_passes_;
+  std::function<void(const PassDrift&)> on_pass_;
   bool attributed_ = false;
 };
 
@@ -396,16 +442,17 @@ class GraphPassInstrument final : public PassInstrument {
 
 }  // namespace
 
-std::shared_ptr<DriftTracker> CheckEveryGraphPass(
+std::shared_ptr<DriftTracker> CheckEveryPass(
     CompileOptions* options, uint64_t seed, std::vector<loop::HostTensor> inputs, double rtol,
-    double atol, std::function<void(const GraphPassDrift&)> on_pass) {
+    double atol, bool loop_passes, std::function<void(const PassDrift&)> on_pass) {
   auto tracker = std::make_shared<DriftTracker>(seed, *options, std::move(inputs));
   ObserverOptions observe;
   observe.include_ir_before = true;
   observe.include_ir_after = true;
   observe.include_sequential = false;
   options->instruments.push_back(std::make_shared<GraphPassInstrument>(
-      std::make_unique<GraphPassChecker>(tracker, rtol, atol, std::move(on_pass)), observe));
+      std::make_unique<GraphPassChecker>(tracker, rtol, atol, loop_passes, std::move(on_pass)),
+      observe));
   return tracker;
 }
 

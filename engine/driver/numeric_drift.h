@@ -62,6 +62,10 @@ class DriftChecker {
 
   // The module after a graph pass, against the reference.
   absl::StatusOr<DriftReport> CheckGraphModule(const IRModule& snapshot) const;
+  // The loop module after a loop pass of the compile whose graph pipeline ended in
+  // `final_graph`: that module is lowered once here (as the compile did; its constants and
+  // signature), and the snapshot runs in place of the lowered module, interpreted.
+  absl::StatusOr<DriftReport> CheckLoopModule(const IRModule& snapshot, const IRModule& final_graph);
   // A finished compile's native code (compiled for this machine), against the reference.
   absl::StatusOr<DriftReport> CheckNative(const CompileResult& compiled) const;
 
@@ -83,6 +87,9 @@ class DriftChecker {
                                                     bool native) const;
 
   CompileOptions options_;
+  // CheckLoopModule's lowering of the final graph module (no loop passes), and that module.
+  std::optional<CompileResult> loop_base_;
+  IRModule loop_base_graph_;
   std::vector<loop::HostTensor> inputs_;
   std::vector<loop::HostTensor> reference_;
   std::vector<std::string> output_names_;
@@ -99,6 +106,8 @@ class DriftTracker {
       : seed_(seed), base_(std::move(base)), inputs_(std::move(inputs)) {}
 
   absl::StatusOr<DriftReport> AfterGraphPass(const PassEvent& event);
+  // A loop pass's output (after the graph passes were followed here).
+  absl::StatusOr<DriftReport> AfterLoopPass(const PassEvent& event);
   absl::StatusOr<DriftReport> AfterNative(const CompileResult& compiled);
   // For the pass of `event` (carrying ir_before and ir_after): its layers over the tolerances.
   absl::StatusOr<std::vector<LayerDrift>> Attribute(const PassEvent& event, double rtol,
@@ -114,12 +123,15 @@ class DriftTracker {
   absl::Status creation_;  // why the checker could not be made
   bool tried_ = false;
   std::optional<DriftReport> last_;
+  IRModule last_graph_;  // the module after the last graph pass seen
+  std::optional<DriftReport> last_loop_;
 };
 
-// One graph pass's drift, as CheckEveryGraphPass reports it.
-struct GraphPassDrift {
+// One pass's drift, as CheckEveryPass reports it.
+struct PassDrift {
   int64_t index = 0;  // the pass's number in the compile's events
   std::string pass;
+  std::string stage;  // "graph" or "loop"
   absl::StatusOr<DriftReport> report = absl::UnknownError("not checked");
   // At the first pass whose drift passes the tolerance: the layers it changed past it (or why
   // they could not be compared); empty elsewhere.
@@ -127,13 +139,13 @@ struct GraphPassDrift {
   absl::Status layers_status;
 };
 
-// Adds to `options` an instrument that checks every graph pass of the compile (a DriftTracker
-// on `inputs`, or on inputs drawn from `seed` when empty) and calls `on_pass` with each one's
-// drift, attributing to layers the first pass over (rtol, atol): the numerics check for tools,
-// which see no pass events. Returns the tracker (the native code is checked with AfterNative
-// once the compile is done).
-std::shared_ptr<DriftTracker> CheckEveryGraphPass(
+// Adds to `options` an instrument that checks every graph pass of the compile, and every loop
+// pass with `loop_passes` (a DriftTracker on `inputs`, or on inputs drawn from `seed` when
+// empty), and calls `on_pass` with each one's drift, attributing to layers the first graph pass
+// over (rtol, atol): the numerics check for tools, which see no pass events. Returns the tracker
+// (the native code is checked with AfterNative once the compile is done).
+std::shared_ptr<DriftTracker> CheckEveryPass(
     CompileOptions* options, uint64_t seed, std::vector<loop::HostTensor> inputs, double rtol,
-    double atol, std::function<void(const GraphPassDrift&)> on_pass);
+    double atol, bool loop_passes, std::function<void(const PassDrift&)> on_pass);
 
 }  // namespace kiln::driver

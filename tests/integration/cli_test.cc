@@ -141,6 +141,18 @@ TEST_F(KilnCliTest, NumericsCheckAndBisect) {
     EXPECT_LT(event["numerics"]["max_rel_error"].get<double>(), 1e-5) << line;
   }
   EXPECT_GT(checked, 10);
+  // Loop passes are checked too (their loop module interpreted in place of the lowered one).
+  CliRun loop = Kiln("trace " + model_ + server_ + " --check-numerics --stages=loop --format=json");
+  ASSERT_EQ(loop.exit_code, 0) << loop.output;
+  int loop_checked = 0;
+  for (absl::string_view line : absl::StrSplit(loop.output, '\n', absl::SkipEmpty())) {
+    nlohmann::json event = nlohmann::json::parse(line);
+    if (!event.contains("numerics") || event.value("stage", "") != "loop") continue;
+    ++loop_checked;
+    EXPECT_EQ(event["numerics"]["backend"], "interp") << line;
+    EXPECT_LT(event["numerics"]["max_rel_error"].get<double>(), 1e-5) << line;
+  }
+  EXPECT_GT(loop_checked, 5);
   CliRun bisect = Kiln("bisect " + model_ + server_ + " --rtol=1e-5 --atol=1e-6");
   EXPECT_EQ(bisect.exit_code, 0) << bisect.output;
   EXPECT_NE(bisect.output.find("every graph pass keeps the outputs"), std::string::npos)

@@ -19,8 +19,8 @@ std::string Line(const absl::StatusOr<driver::DriftReport>& report) {
 
 DriftPrinter::DriftPrinter(uint64_t seed, driver::CompileOptions* options, std::ostream& out)
     : out_(out) {
-  tracker_ = driver::CheckEveryGraphPass(
-      options, seed, {}, kRtol, kAtol, [this](const driver::GraphPassDrift& drift) {
+  tracker_ = driver::CheckEveryPass(
+      options, seed, {}, kRtol, kAtol, /*loop_passes=*/true, [this](const driver::PassDrift& drift) {
         out_ << "kiln-opt: numerics after #" << drift.index << " " << drift.pass << ": "
              << Line(drift.report) << "\n";
         if (!drift.layers_status.ok()) {

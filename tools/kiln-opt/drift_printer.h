@@ -1,4 +1,4 @@
-// kiln-opt --check-numerics: after every graph pass, the numeric drift of the module against the
+// kiln-opt --check-numerics: after every graph and loop pass, the numeric drift of the module against the
 // model as imported (engine/driver/numeric_drift.h), one line on stderr per pass, and after the
 // compile the native code's; at the first pass past 1e-5 relative and 1e-6 absolute, the layers
 // it changed.

@@ -79,7 +79,8 @@ int RunBisect(const CommandLine& line, const Connection& connection) {
   }
   request.set_numerics_rtol(*rtol > 0 ? *rtol : 1e-300);  // 0 on the wire means the default
   request.set_numerics_atol(*atol > 0 ? *atol : 1e-300);
-  request.add_stages("graph");  // only graph passes are checked; the rest need no events
+  request.add_stages("graph");  // graph and loop passes are checked; LLVM's need no events
+  request.add_stages("loop");
 
   std::unique_ptr<kiln::v1::Compiler::Stub> stub = kiln::v1::Compiler::NewStub(MakeChannel(connection));
   std::unique_ptr<grpc::ClientContext> context = MakeContext(connection);

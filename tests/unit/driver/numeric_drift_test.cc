@@ -112,6 +112,26 @@ TEST(NumericDriftTest, TheDefaultPipelineKeepsTheNumbers) {
   EXPECT_LT(native->max_rel_error, 1e-5);
 }
 
+// Every loop pass too: its loop module runs in place of the lowered one (same constants and
+// signature), interpreted, against the same reference.
+TEST(NumericDriftTest, LoopPassesAreCheckedToo) {
+  CompileOptions options = Options(DefaultGraphPipeline(3, 8));
+  std::vector<PassDrift> drifts;
+  std::shared_ptr<DriftTracker> tracker = CheckEveryPass(
+      &options, 0, {}, 1e-5, 1e-6, /*loop_passes=*/true,
+      [&](const PassDrift& drift) { drifts.push_back(drift); });
+  absl::StatusOr<CompileResult> compiled = CompileGraphText(kModel, options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  int loop = 0;
+  for (const PassDrift& drift : drifts) {
+    ASSERT_TRUE(drift.report.ok()) << drift.stage << " " << drift.pass << ": " << drift.report.status();
+    EXPECT_EQ(drift.report->backend, "interp");
+    EXPECT_LT(drift.report->max_rel_error, 1e-5) << drift.pass;
+    loop += drift.stage == "loop";
+  }
+  EXPECT_GE(loop, 5);  // Simplify, FlattenBuffer, VectorizeLoop, ... (the default loop pipeline)
+}
+
 // A model too big for the interpreter's step budget is checked with native code throughout, and
 // the reports say so.
 TEST(NumericDriftTest, OverTheInterpreterBudgetTheCheckRunsNativeCode) {
