@@ -13,6 +13,8 @@
 #include "engine/ir/module.h"
 #include "engine/ir/span.h"
 #include "engine/driver/run_model.h"
+#include "engine/lower/lower_module.h"
+#include "engine/loop/prim_func.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::driver {
@@ -36,6 +38,30 @@ loop::HostTensor SeededTensor(const loop::HostTensor& like, std::mt19937_64& ran
     for (double& v : values) v = static_cast<double>(random() % 4);
   }
   return loop::HostTensor::FromDoubles(like.dtype, like.shape, values);
+}
+
+// Refuses a model whose inputs and outputs (main's first parameters) exceed kMaxCheckedBytes,
+// computed from their buffers' shapes without allocating them.
+absl::Status CheckSignatureBytes(const lower::LoweredModule& lowered) {
+  const auto* main = lowered.module->Lookup("main").as<loop::PrimFuncNode>();
+  if (main == nullptr) return absl::FailedPreconditionError("the lowered module has no main");
+  int64_t bytes = 0;
+  for (int i = 0; i < lowered.num_inputs + lowered.num_outputs; ++i) {
+    const loop::Buffer& buffer = main->param_buffer(static_cast<size_t>(i));
+    int64_t elements = 1;
+    for (int64_t extent : buffer->shape) {
+      // Saturating: a hostile shape cannot wrap the product below the bound.
+      elements = extent > 0 && elements > kMaxCheckedBytes / extent ? kMaxCheckedBytes + 1
+                                                                     : elements * extent;
+    }
+    bytes += std::min(elements, kMaxCheckedBytes + 1) * DataTypeBytes(buffer->dtype);
+    if (bytes > kMaxCheckedBytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the model's inputs and outputs exceed ", kMaxCheckedBytes,
+          " bytes (at ", buffer->name, "); numerics are checked up to that"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // max |got - want| and max |got - want| / max(|want|, floor) over two tensors of one shape.
@@ -120,16 +146,10 @@ absl::StatusOr<std::unique_ptr<DriftChecker>> DriftChecker::Create(
   options.codegen.reset();
 
   KILN_ASSIGN_OR_RETURN(CompileResult reference, checker->Lower(imported));
+  // Sized from main's signature before any tensor is allocated (each run holds a copy of the
+  // inputs and the outputs; the reference keeps one more set of outputs).
+  KILN_RETURN_IF_ERROR(CheckSignatureBytes(*reference.lowered));
   ModelTensors tensors = MakeModelTensors(reference);
-  int64_t bytes = 0;
-  for (const auto& list : {tensors.inputs, tensors.outputs}) {
-    for (const loop::HostTensor& tensor : list) bytes += static_cast<int64_t>(tensor.bytes.size());
-  }
-  if (bytes > kMaxCheckedBytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the model's inputs and outputs are ", bytes, " bytes; numerics are checked up to ",
-        kMaxCheckedBytes));
-  }
   if (!inputs.empty()) {
     if (inputs.size() != tensors.inputs.size()) {
       return absl::InvalidArgumentError(absl::StrCat("the numerics check was given ", inputs.size(),
