@@ -9,14 +9,24 @@ He-scaled, so activations keep their scale and outputs stay comparable between r
   densenet      dense blocks: every layer's output concatenated onto the block's input
   encoder       transformer encoder layers: MatMul, Softmax, LayerNormalization, Gelu as Erf
 
-usage: model_zoo.py OUT_DIR [NAME ...]   (writes OUT_DIR/NAME.onnx and prints NAME INPUT_DIMS
-MACs per line: the input every model takes is 'input')
+usage: model_zoo.py [--small] OUT_DIR [NAME ...]   (writes OUT_DIR/NAME.onnx and prints NAME
+INPUT_DIMS MACs per line: the input every model takes is 'input')
+
+--small builds every family whole (every layer, every block) on a 32x32 image and a 16-token,
+64-wide, 2-layer encoder: the whole networks the numerics check interprets in CI.
 """
+import os
 import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+
+# The image side and the encoder's (sequence, width, heads, feed-forward, layers); --small
+# replaces them.
+RESOLUTION = 224
+ENCODER = (128, 256, 4, 1024, 4)
 
 
 class Builder:
@@ -90,8 +100,8 @@ class Builder:
         return self.node("Mul", [x, self.node(gate, [e])])
 
     def stem(self, cout, k):
-        """conv k x k stride 2, BN, ReLU, 3x3 stride-2 max pool on the 224x224 input."""
-        x, hw = self.conv("input", 3, cout, k, 224, stride=2)
+        """conv k x k stride 2, BN, ReLU, 3x3 stride-2 max pool on the input image."""
+        x, hw = self.conv("input", 3, cout, k, RESOLUTION, stride=2)
         x = self.relu(self.bn(x, cout))
         x = self.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
         return x, hw // 2
@@ -117,7 +127,7 @@ class Builder:
 
 
 def resnet50():
-    b = Builder("resnet50", [1, 3, 224, 224])
+    b = Builder("resnet50", [1, 3, RESOLUTION, RESOLUTION])
     x, hw = b.stem(64, 7)
     cin = 64
     for stage, blocks in enumerate([3, 4, 6, 3]):
@@ -142,8 +152,8 @@ def resnet50():
 
 def inverted_residuals(name, settings, activation, se_ratio=0.0, se_gate="Sigmoid", head=1280):
     """settings: (expand, out channels, repeats, stride, kernel) per stage, MobileNetV2 style."""
-    b = Builder(name, [1, 3, 224, 224])
-    x, hw = b.conv("input", 3, 32, 3, 224, stride=2)
+    b = Builder(name, [1, 3, RESOLUTION, RESOLUTION])
+    x, hw = b.conv("input", 3, 32, 3, RESOLUTION, stride=2)
     x = activation(b, b.bn(x, 32))
     cin = 32
     for expand, cout, repeats, first_stride, k in settings:
@@ -190,7 +200,7 @@ def mobilenetv3():
 
 
 def shufflenet():
-    b = Builder("shufflenet", [1, 3, 224, 224])
+    b = Builder("shufflenet", [1, 3, RESOLUTION, RESOLUTION])
     x, hw = b.stem(24, 3)
     cin = 24
 
@@ -227,7 +237,7 @@ def shufflenet():
 
 
 def densenet():
-    b = Builder("densenet", [1, 3, 224, 224])
+    b = Builder("densenet", [1, 3, RESOLUTION, RESOLUTION])
     x, hw = b.stem(64, 7)
     c, growth = 64, 32
     for block, layers in enumerate([6, 12, 24, 16]):
@@ -249,7 +259,7 @@ def densenet():
 
 
 def encoder():
-    seq, d, heads, ff, layers = 128, 256, 4, 1024, 4
+    seq, d, heads, ff, layers = ENCODER
     b = Builder("encoder", [1, seq, d])
     x = "input"
     head_dim = d // heads
@@ -298,7 +308,13 @@ MODELS = {"resnet50": resnet50, "mobilenetv2": mobilenetv2, "efficientnet": effi
 
 
 def main():
-    out_dir, names = sys.argv[1], sys.argv[2:] or list(MODELS)
+    global RESOLUTION, ENCODER
+    args = sys.argv[1:]
+    if args and args[0] == "--small":
+        RESOLUTION, ENCODER = 32, (16, 64, 4, 128, 2)
+        args = args[1:]
+    out_dir, names = args[0], args[1:] or list(MODELS)
+    os.makedirs(out_dir, exist_ok=True)
     for name in names:
         builder, output = MODELS[name]()
         model = builder.model(output)

@@ -122,7 +122,22 @@ class Job final : public PassObserver {
       summary->mutable_numerics()->set_error("the compile generated no native code");
       return;
     }
-    FillDrift(drift_->AfterNative(compiled), summary->mutable_numerics());
+    v1::NumericDrift* numerics = summary->mutable_numerics();
+    FillDrift(drift_->AfterNative(compiled), numerics);
+    absl::StatusOr<driver::KernelPrecisionReport> kernels = drift_->KernelPrecision(compiled);
+    if (!kernels.ok()) {
+      numerics->set_kernels_error(std::string(kernels.status().message()));
+      return;
+    }
+    numerics->set_kernels_reference(kernels->reference);
+    numerics->set_kernels_not_compared(kernels->kernels_not_compared);
+    for (const driver::KernelDrift& drift : kernels->kernels) {
+      v1::KernelDrift* kernel = numerics->add_kernels();
+      kernel->set_kernel(drift.kernel);
+      for (const std::string& layer : drift.layers) kernel->add_layers(layer);
+      kernel->set_max_abs_error(drift.max_abs_error);
+      kernel->set_max_rel_error(drift.max_rel_error);
+    }
   }
 
   void OnPassEvent(const PassEvent& event) override {

@@ -28,6 +28,7 @@ std::string CompileId(const v1::CompileRequest& request) {
     canonical.mutable_target()->set_features(resolved->features);
   }
   *canonical.mutable_pass_options() = request.pass_options();
+  canonical.set_fast_math(request.fast_math());
   *canonical.mutable_input_shapes() = request.input_shapes();
   *canonical.mutable_sequence_input_shapes() = request.sequence_input_shapes();
   // A set: the order it was written in does not change the compile.
@@ -62,6 +63,7 @@ absl::StatusOr<driver::CompileOptions> ToCompileOptions(const v1::CompileRequest
   codegen.target = CodegenTargetOf(request.target());
   codegen.emit_assembly = true;
   codegen.emit_llvm_ir = true;
+  codegen.fast_math = request.fast_math();
   options.codegen = codegen;
   const v1::PassOptions& pass = request.pass_options();
   if (pass.has_opt_level()) {

@@ -42,6 +42,9 @@ const std::vector<FlagSpec>& Flags() {
        "LLVM target triple of the native code, e.g. aarch64-linux-gnu (default: kilnd's host)"},
       {"cpu", "NAME", false, false, "target CPU, e.g. x86-64-v2, skylake-avx512, znver4"},
       {"features", "+A,-B", false, false, "LLVM target features, e.g. +avx2,-avx512f"},
+      {"fast-math", "", false, false,
+       "fast-math flags on the native code's float arithmetic (reassociation, no NaN/Inf); "
+       "trace --check-numerics shows each kernel's loss"},
       // compile
       {"out", "DIR", false, false, "directory the artifacts are written to (default ./kiln-out)"},
       {"artifacts", "LIST", true, true,
@@ -78,7 +81,8 @@ const std::vector<FlagSpec>& Flags() {
 constexpr absl::string_view kPassFlags[] = {"opt-level",      "pipeline",       "disable-pass",
                                             "required-pass",  "config",         "input-shape",
                                             "sequence-input", "empty-optional-input",
-                                            "target",         "cpu",            "features"};
+                                            "target",         "cpu",            "features",
+                                            "fast-math"};
 
 std::vector<absl::string_view> WithPassFlags(std::vector<absl::string_view> flags) {
   flags.insert(flags.end(), std::begin(kPassFlags), std::end(kPassFlags));

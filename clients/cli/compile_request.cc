@@ -143,6 +143,7 @@ absl::StatusOr<kiln::v1::CompileRequest> CompileRequestFromFlags(const CommandLi
   request.mutable_target()->set_triple(line.Value("target").value_or(""));
   request.mutable_target()->set_cpu(line.Value("cpu").value_or(""));
   request.mutable_target()->set_features(line.Value("features").value_or(""));
+  request.set_fast_math(line.Bool("fast-math"));
   for (const std::string& spec : line.List("input-shape")) {
     if (absl::Status status = ParseInputShape(spec, request.add_input_shapes()); !status.ok()) {
       return status;

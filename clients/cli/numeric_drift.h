@@ -19,4 +19,9 @@ absl::Status SetNumericsFlags(const CommandLine& line, kiln::v1::TraceRequest* r
 // or "not checked: WHY".
 std::string DriftLine(const kiln::v1::NumericDrift& drift);
 
+// The summary's kernel precision: a heading naming the reference, the `top` kernels that lost
+// the most (relative error, then absolute), and how many computed exactly; one line saying why
+// when the kernels were not compared; empty when the drift carries none.
+std::string KernelPrecisionText(const kiln::v1::NumericDrift& drift, int top);
+
 }  // namespace kiln::cli

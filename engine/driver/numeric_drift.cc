@@ -12,6 +12,7 @@
 #include "engine/ir/expr_visitor.h"
 #include "engine/ir/module.h"
 #include "engine/ir/span.h"
+#include "engine/codegen/llvm/codegen.h"
 #include "engine/driver/run_model.h"
 #include "engine/lower/lower_module.h"
 #include "engine/loop/prim_func.h"
@@ -23,9 +24,6 @@ namespace {
 // Lowering needs primitive functions; level 0 fuses nothing together, so a snapshot's own
 // fusion decisions (when FuseOps already ran) are kept and no optimization is added.
 constexpr char kRunPipeline[] = "InferType,FuseOps{fuse_opt_level=0},InferType";
-
-// Inputs and outputs beyond this many bytes are not checked: the check runs every snapshot.
-constexpr int64_t kMaxCheckedBytes = int64_t{1} << 30;
 
 loop::HostTensor SeededTensor(const loop::HostTensor& like, std::mt19937_64& random) {
   std::vector<double> values(static_cast<size_t>(like.NumElements()));
@@ -64,9 +62,10 @@ absl::Status CheckSignatureBytes(const lower::LoweredModule& lowered) {
   return absl::OkStatus();
 }
 
-// max |got - want| and max |got - want| / max(|want|, floor) over two tensors of one shape.
-std::pair<double, double> Errors(const loop::HostTensor& got_tensor,
-                                 const loop::HostTensor& want_tensor) {
+}  // namespace
+
+std::pair<double, double> ErrorsBetween(const loop::HostTensor& got_tensor,
+                                        const loop::HostTensor& want_tensor) {
   std::vector<double> got = got_tensor.ToDoubles(), want = want_tensor.ToDoubles();
   double max_abs = 0, max_rel = 0;
   for (size_t k = 0; k < got.size() && k < want.size(); ++k) {
@@ -79,6 +78,8 @@ std::pair<double, double> Errors(const loop::HostTensor& got_tensor,
   }
   return {max_abs, max_rel};
 }
+
+namespace {
 
 // The values of main a layer attribution can compare: for each set of source names, the last
 // call (in evaluation order) whose span names exactly that set and whose value is a tensor of
@@ -115,7 +116,8 @@ absl::StatusOr<LayerValues> CollectLayerValues(const IRModule& module) {
   return values;
 }
 
-// `module` with main returning its outputs followed by `extra` (nodes of its main).
+}  // namespace
+
 IRModule WithExtraOutputs(const IRModule& module, const std::vector<Expr>& extra) {
   const auto* main = module->Lookup("main").as<FunctionNode>();
   std::vector<Expr> outputs;
@@ -129,8 +131,6 @@ IRModule WithExtraOutputs(const IRModule& module, const std::vector<Expr>& extra
                                   main->attrs, main->span);
   return WithFunction(module, module->GetGlobalVar("main"), widened);
 }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<DriftChecker>> DriftChecker::Create(
     const IRModule& imported, uint64_t seed, const CompileOptions& base,
@@ -180,9 +180,10 @@ absl::StatusOr<std::unique_ptr<DriftChecker>> DriftChecker::Create(
   return checker;
 }
 
-absl::StatusOr<CompileResult> DriftChecker::Lower(const IRModule& module) const {
+absl::StatusOr<CompileResult> DriftChecker::LowerWith(const IRModule& module,
+                                                      const CompileOptions& options) const {
   CompileFailure failure;
-  absl::StatusOr<CompileResult> compiled = CompileModule(module, options_, &failure);
+  absl::StatusOr<CompileResult> compiled = CompileModule(module, options, &failure);
   if (!compiled.ok()) {
     return absl::Status(compiled.status().code(),
                         absl::StrCat("running the module for the numerics check: ",
@@ -192,14 +193,16 @@ absl::StatusOr<CompileResult> DriftChecker::Lower(const IRModule& module) const 
   return compiled;
 }
 
-absl::StatusOr<std::vector<loop::HostTensor>> DriftChecker::Run(const CompileResult& compiled,
-                                                                bool native) const {
+absl::StatusOr<std::vector<loop::HostTensor>> DriftChecker::Run(
+    const CompileResult& compiled, bool native,
+    const std::vector<loop::HostTensor>& given_inputs) const {
   ModelTensors tensors = MakeModelTensors(compiled);
-  if (tensors.inputs.size() != inputs_.size()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the module has ", tensors.inputs.size(), " inputs; as imported it had ", inputs_.size()));
+  if (tensors.inputs.size() != given_inputs.size()) {
+    return absl::FailedPreconditionError(absl::StrCat("the module has ", tensors.inputs.size(),
+                                                      " inputs; the check has ",
+                                                      given_inputs.size()));
   }
-  std::vector<loop::HostTensor> inputs = inputs_;
+  std::vector<loop::HostTensor> inputs = given_inputs;
   std::vector<loop::HostTensor*> input_pointers, output_pointers;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].dtype != tensors.inputs[i].dtype || inputs[i].shape != tensors.inputs[i].shape) {
@@ -237,7 +240,7 @@ absl::StatusOr<DriftReport> DriftChecker::Compare(std::string backend,
     }
     OutputDrift drift;
     drift.name = output_names_[i];
-    std::tie(drift.max_abs_error, drift.max_rel_error) = Errors(outputs[i], reference_[i]);
+    std::tie(drift.max_abs_error, drift.max_rel_error) = ErrorsBetween(outputs[i], reference_[i]);
     report.max_abs_error = std::max(report.max_abs_error, drift.max_abs_error);
     report.max_rel_error = std::max(report.max_rel_error, drift.max_rel_error);
     report.outputs.push_back(std::move(drift));
@@ -294,7 +297,7 @@ absl::StatusOr<std::vector<LayerDrift>> DriftChecker::AttributeLayers(const IRMo
     LayerDrift drift;
     drift.layers = new_values.layers.at(keys[i]);
     std::tie(drift.max_abs_error, drift.max_rel_error) =
-        Errors(new_outputs[first + i], old_outputs[first + i]);
+        ErrorsBetween(new_outputs[first + i], old_outputs[first + i]);
     drifts.push_back(std::move(drift));
   }
   return drifts;
@@ -302,14 +305,10 @@ absl::StatusOr<std::vector<LayerDrift>> DriftChecker::AttributeLayers(const IRMo
 
 absl::StatusOr<DriftReport> DriftChecker::CheckLoopModule(const IRModule& snapshot,
                                                           const IRModule& final_graph) {
-  if (options_.codegen.has_value()) {
-    return absl::FailedPreconditionError(
-        "this model is checked with native code (too large for the interpreter); loop-pass "
-        "snapshots are only interpreted");
-  }
   if (!loop_base_.has_value() || !loop_base_graph_.same_as(final_graph)) {
     CompileOptions lowering = options_;
     lowering.loop_pipeline = "";  // the lowered module as the loop passes receive it
+    lowering.codegen.reset();     // each snapshot gets its own code
     CompileFailure failure;
     absl::StatusOr<CompileResult> base = CompileModule(final_graph, lowering, &failure);
     if (!base.ok()) return base.status();
@@ -318,8 +317,20 @@ absl::StatusOr<DriftReport> DriftChecker::CheckLoopModule(const IRModule& snapsh
   }
   CompileResult run = *loop_base_;
   run.lowered->module = snapshot;
-  KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> outputs, Run(run, /*native=*/false));
-  return Compare("interp", outputs);
+  // A model too large for the interpreter: the snapshot compiled as it is (code generation
+  // takes loop IR at any stage of the loop pipeline).
+  const bool native = options_.codegen.has_value();
+  if (native) {
+    absl::StatusOr<codegen::NativeModule> code = codegen::EmitNative(*run.lowered, *options_.codegen);
+    if (!code.ok()) {
+      return absl::Status(code.status().code(),
+                          absl::StrCat("compiling the loop module for the numerics check: ",
+                                       code.status().message()));
+    }
+    run.native = *std::move(code);
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<loop::HostTensor> outputs, Run(run, native));
+  return Compare(native ? "native" : "interp", outputs);
 }
 
 absl::StatusOr<DriftReport> DriftChecker::CheckNative(const CompileResult& compiled) const {
@@ -387,6 +398,11 @@ absl::StatusOr<std::vector<LayerDrift>> DriftTracker::Attribute(const PassEvent&
 absl::StatusOr<DriftReport> DriftTracker::AfterNative(const CompileResult& compiled) {
   KILN_RETURN_IF_ERROR(EnsureChecker(compiled.imported));
   return checker_->CheckNative(compiled);
+}
+
+absl::StatusOr<KernelPrecisionReport> DriftTracker::KernelPrecision(const CompileResult& compiled) {
+  KILN_RETURN_IF_ERROR(EnsureChecker(compiled.imported));
+  return checker_->CheckKernels(compiled, base_.codegen.has_value() && base_.codegen->fast_math);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,6 +30,9 @@ struct OutputDrift {
   double max_rel_error = 0;
 };
 
+// Inputs and outputs beyond this many bytes are not checked: the check runs every snapshot.
+inline constexpr int64_t kMaxCheckedBytes = int64_t{1} << 30;
+
 // Layers compared by AttributeLayers at most (the first ones in `after`'s order).
 inline constexpr int kMaxAttributedLayers = 256;
 
@@ -43,12 +47,37 @@ struct LayerDrift {
   double max_rel_error = 0;
 };
 
+// One kernel's own precision in native code: the kernel run on exact inputs (the reference's
+// values of its arguments) against the reference's value of its result.
+struct KernelDrift {
+  std::string kernel;               // the compile's kernel (LoweredKernel::name)
+  std::vector<std::string> layers;  // the ONNX layers it computes
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+};
+
+struct KernelPrecisionReport {
+  // What computed the exact values: "interp", or "native without fast-math" for a model over
+  // the interpreter's budget (then only fast-math's loss shows).
+  std::string reference;
+  std::vector<KernelDrift> kernels;  // one per kernel call, in the order main calls them
+  // Calls left out: past the byte budget, or reading or returning tuples.
+  int kernels_not_compared = 0;
+};
+
 struct DriftReport {
   std::string backend;  // "interp" or "native": what ran the snapshot
   std::vector<OutputDrift> outputs;
   double max_abs_error = 0;  // over all outputs
   double max_rel_error = 0;
 };
+
+// max |got - want| and max |got - want| / max(|want|, kDriftRelativeFloor) over two tensors of
+// one shape (NaN against NaN and equal infinities count as exact).
+std::pair<double, double> ErrorsBetween(const loop::HostTensor& got, const loop::HostTensor& want);
+
+// `module` with main returning its outputs followed by `extra` (nodes of its main).
+IRModule WithExtraOutputs(const IRModule& module, const std::vector<Expr>& extra);
 
 class DriftChecker {
  public:
@@ -64,10 +93,18 @@ class DriftChecker {
   absl::StatusOr<DriftReport> CheckGraphModule(const IRModule& snapshot) const;
   // The loop module after a loop pass of the compile whose graph pipeline ended in
   // `final_graph`: that module is lowered once here (as the compile did; its constants and
-  // signature), and the snapshot runs in place of the lowered module, interpreted.
+  // signature), and the snapshot runs in place of the lowered module, interpreted (or compiled
+  // for this machine, for a model over the interpreter's budget).
   absl::StatusOr<DriftReport> CheckLoopModule(const IRModule& snapshot, const IRModule& final_graph);
   // A finished compile's native code (compiled for this machine), against the reference.
   absl::StatusOr<DriftReport> CheckNative(const CompileResult& compiled) const;
+
+  // Which kernels of a finished compile lose precision in native code for this machine (with
+  // `fast_math` as the compile asked): every kernel call of its optimized main runs isolated,
+  // on the reference's values of its arguments, and its result is compared with the
+  // reference's (kernel_precision.cc).
+  absl::StatusOr<KernelPrecisionReport> CheckKernels(const CompileResult& compiled,
+                                                     bool fast_math) const;
 
   // The layers whose values `after` (a graph pass's output) computes differently from `before`
   // (its input): every node of main whose span names the same layers in both, with a value of
@@ -81,10 +118,21 @@ class DriftChecker {
   DriftChecker() = default;
   absl::StatusOr<DriftReport> Compare(std::string backend,
                                       const std::vector<loop::HostTensor>& outputs) const;
-  // Compiles `module` at fusion level 0 through lowering (no codegen).
-  absl::StatusOr<CompileResult> Lower(const IRModule& module) const;
+  // Compiles `module` at fusion level 0 through lowering (native code too when the check runs
+  // natively), with this check's options or with `options`.
+  absl::StatusOr<CompileResult> Lower(const IRModule& module) const {
+    return LowerWith(module, options_);
+  }
+  absl::StatusOr<CompileResult> LowerWith(const IRModule& module,
+                                          const CompileOptions& options) const;
+  // Runs main on `inputs` (each of main's input types), or on the check's inputs.
+  absl::StatusOr<std::vector<loop::HostTensor>> Run(
+      const CompileResult& compiled, bool native,
+      const std::vector<loop::HostTensor>& inputs) const;
   absl::StatusOr<std::vector<loop::HostTensor>> Run(const CompileResult& compiled,
-                                                    bool native) const;
+                                                    bool native) const {
+    return Run(compiled, native, inputs_);
+  }
 
   CompileOptions options_;
   // CheckLoopModule's lowering of the final graph module (no loop passes), and that module.
@@ -109,6 +157,9 @@ class DriftTracker {
   // A loop pass's output (after the graph passes were followed here).
   absl::StatusOr<DriftReport> AfterLoopPass(const PassEvent& event);
   absl::StatusOr<DriftReport> AfterNative(const CompileResult& compiled);
+  // The compile's kernels, each on its own (DriftChecker::CheckKernels, with the fast-math of
+  // the compile's codegen options).
+  absl::StatusOr<KernelPrecisionReport> KernelPrecision(const CompileResult& compiled);
   // For the pass of `event` (carrying ir_before and ir_after): its layers over the tolerances.
   absl::StatusOr<std::vector<LayerDrift>> Attribute(const PassEvent& event, double rtol,
                                                     double atol);

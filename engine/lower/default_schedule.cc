@@ -212,7 +212,11 @@ void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& c
     if (leading < kMinParallelExtent) {
       int64_t chunks = (kMinParallelExtent + leading - 1) / leading;
       while (chunks < rows->extent && rows->extent % chunks != 0) ++chunks;
-      if (chunks < rows->extent) schedule.Split(epilogue, rows, rows->extent / chunks);
+      if (chunks < rows->extent) {
+        te::IterVar inner_rows = schedule.Split(epilogue, rows, rows->extent / chunks).second;
+        // A tile as wide as the output is computed per row: now per inner row.
+        if (at == rows) at = inner_rows;
+      }
     }
   }
   ParallelizeOuter(schedule, epilogue, at);

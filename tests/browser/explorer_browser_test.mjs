@@ -161,11 +161,18 @@ async function main() {
   // Numeric drift on the timeline: every checked graph pass marked, the native code's in the count.
   await page.fill('#pass-filter', '');
   await page.check('#check-numerics');
+  await page.check('#fast-math');
   await page.click('#trace-button');
   await page.waitForSelector('body[data-trace="done"]');
   assert.ok(await page.locator('#timeline .drift').count() > 0);
   assert.equal(await page.locator('#timeline .drift.bad').count(), 0);
   await page.locator('#pass-count', {hasText: 'native code drift: max rel'}).waitFor();
+  assert.match(await page.locator('#trace-info').textContent(), / --fast-math/);
+  // The native code's kernels, each run on exact inputs: how many computed exactly; those that
+  // lost precision (worst first) open their schedule.
+  const precision = await page.locator('#kernel-precision').textContent();
+  assert.match(precision, /^kernel precision against interp: \d+ of \d+ kernels exact/, precision);
+  await page.uncheck('#fast-math');
   await shot('07-drift');
   // With no tolerance, the first pass that changes a bit (SimplifyInference: batch norm unpacked
   // into arithmetic) names the layer where the drift appears, /bn1/BatchNormalization first.

@@ -176,6 +176,29 @@ TEST_F(KilnCliTest, NumericsCheckAndBisect) {
   EXPECT_NE(bad.output.find("--rtol"), std::string::npos) << bad.output;
 }
 
+// The summary of a numerics-checked trace lists the kernels that lose precision in native code,
+// each run on exact inputs: on a squeeze-excitation block, the kernel computing the sigmoid gate
+// (approximated in native code, docs/native-code.md) is among them, with and without fast-math,
+// and the loss stays within float rounding's order.
+TEST_F(KilnCliTest, KernelPrecisionOfTheNativeCode) {
+  const std::string block = (dir_ / "se_block").string();
+  ASSERT_EQ(std::system(("/usr/bin/python3 '" KILN_SOURCE_DIR
+                         "/tests/lit/examples/Inputs/se_block.py' '" + block + "'").c_str()), 0);
+  for (const std::string fast_math : {"", " --fast-math"}) {
+    CliRun trace = Kiln("trace " + block + "/model.onnx" + server_ +
+                        " --check-numerics --stages=graph --only-changed" + fast_math);
+    ASSERT_EQ(trace.exit_code, 0) << trace.output;
+    const size_t section =
+        trace.output.find("kernel precision (native code, each kernel on exact inputs, against interp)");
+    ASSERT_NE(section, std::string::npos) << trace.output;
+    const size_t gate = trace.output.find("se/gate", section);
+    ASSERT_NE(gate, std::string::npos) << fast_math << "\n" << trace.output;
+    const size_t rel = trace.output.rfind("max rel ", gate);
+    ASSERT_GT(rel, section);
+    EXPECT_LT(std::stod(trace.output.substr(rel + 8)), 1e-5) << trace.output.substr(rel, 80);
+  }
+}
+
 TEST_F(KilnCliTest, ScheduleAndPassesAndHealth) {
   CliRun schedule = Kiln("schedule " + model_ + " --selector=conv --verify" + server_);
   ASSERT_EQ(schedule.exit_code, 0) << schedule.output;

@@ -71,8 +71,15 @@ ABSL_FLAG(bool, print_after_all, false, "print the IR after every pass (stderr)"
 ABSL_FLAG(bool, check_numerics, false,
           "after every graph pass, run the model on seeded inputs and print (stderr) each "
           "output's largest error against the model as imported; with native code, its error; "
-          "at the first pass past 1e-5, the layers it changed");
+          "at the first pass past --numerics-rtol and --numerics-atol, the layers it changed");
 ABSL_FLAG(uint64_t, numerics_seed, 0, "seed of the inputs --check-numerics draws");
+ABSL_FLAG(double, numerics_rtol, 1e-5,
+          "--check-numerics: the relative error a pass may add (an output over both this and "
+          "--numerics-atol is over the tolerance)");
+ABSL_FLAG(double, numerics_atol, 1e-6, "--check-numerics: the absolute error a pass may add");
+ABSL_FLAG(bool, fail_on_drift, false,
+          "--check-numerics: exit 1, naming the pass and its layers, when a pass (or the native "
+          "code) moves an output past the tolerance");
 ABSL_FLAG(std::string, print_before, "", "print the IR before these passes (comma-separated)");
 ABSL_FLAG(std::string, print_after, "", "print the IR after these passes (comma-separated)");
 ABSL_FLAG(bool, print_changed, false,
@@ -108,6 +115,9 @@ ABSL_FLAG(std::string, mtriple, "", "the LLVM target triple code is generated fo
           "lanes; default: this machine's)");
 ABSL_FLAG(std::string, mcpu, "", "the target CPU, e.g. x86-64-v2, skylake-avx512, znver4");
 ABSL_FLAG(std::string, mattr, "", "LLVM target features, e.g. +avx2,-avx512f");
+ABSL_FLAG(bool, fast_math, false,
+          "fast-math flags on the native code's float arithmetic (reassociation, no NaN/Inf); "
+          "--check-numerics shows each kernel's loss");
 ABSL_FLAG(int, codegen_opt_level, 2, "LLVM's optimization level 0..3 for native code");
 ABSL_FLAG(std::string, o, "", "write the output to this file instead of stdout (--emit=obj|so need it)");
 ABSL_FLAG(std::string, loop_passes, kiln::driver::DefaultLoopPipeline(),
@@ -468,6 +478,7 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
     codegen.target = {absl::GetFlag(FLAGS_mtriple), absl::GetFlag(FLAGS_mcpu),
                       absl::GetFlag(FLAGS_mattr)};
     codegen.opt_level = absl::GetFlag(FLAGS_codegen_opt_level);
+    codegen.fast_math = absl::GetFlag(FLAGS_fast_math);
     codegen.emit_assembly = emit == "asm" || emit == "provenance";
     codegen.emit_llvm_ir = emit == "llvm";
     codegen.emit_shared_library = emit == "so";
@@ -477,6 +488,8 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
   std::unique_ptr<kiln::tools::DriftPrinter> drift;
   if (absl::GetFlag(FLAGS_check_numerics)) {
     drift = std::make_unique<kiln::tools::DriftPrinter>(absl::GetFlag(FLAGS_numerics_seed),
+                                                        absl::GetFlag(FLAGS_numerics_rtol),
+                                                        absl::GetFlag(FLAGS_numerics_atol),
                                                         &options, std::cerr);
   }
   kiln::driver::CompileFailure failure;
@@ -494,7 +507,15 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
     return 1;
   }
   PrintReport(compiled->report);
-  if (drift) drift->PrintNative(*compiled);
+  if (drift) {
+    drift->PrintNative(*compiled);
+    if (absl::GetFlag(FLAGS_fail_on_drift) && !drift->first_excess().empty()) {
+      return Fail(absl::StrCat("numerics: the outputs moved past --numerics-rtol=",
+                               absl::GetFlag(FLAGS_numerics_rtol), " and --numerics-atol=",
+                               absl::GetFlag(FLAGS_numerics_atol), " at ",
+                               drift->first_excess()));
+    }
+  }
 
   if (!schedule_record.empty()) {
     kiln::driver::ScheduleRecordOptions record_options;

@@ -231,7 +231,8 @@ int RunTrace(const CommandLine& line, const Connection& connection) {
   }
   PrintDiagnostics(summary);
   if (native_numerics.has_value() && !flags.json) {
-    std::cout << "native code numerics: " << DriftLine(*native_numerics) << "\n";
+    std::cout << "native code numerics: " << DriftLine(*native_numerics) << "\n"
+              << KernelPrecisionText(*native_numerics, 10);
   }
   PrintSummary(summary, shown, flags.json);
   return kExitOk;

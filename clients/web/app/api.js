@@ -39,6 +39,7 @@ export function optionQuery(options) {
   }
   if (options.stages) query.set('stages', options.stages);
   for (const shape of options.inputShapes || []) query.append('input_shape', shape);
+  if (options.fastMath) query.set('fast_math', '1');
   if (options.checkNumerics) query.set('check_numerics', '1');
   if (options.checkNumerics && options.driftTolerance) {
     query.set('numerics_rtol', options.driftTolerance);

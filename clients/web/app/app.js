@@ -101,6 +101,7 @@ function currentOptions() {
     config: $('config').value.trim(),
     maxPassIndex: $('max-pass-index').value.trim(),
     stages: $('stage-llvm').checked ? 'graph,loop,llvm' : '',
+    fastMath: $('fast-math').checked,
     checkNumerics: $('check-numerics').checked,
     driftTolerance: $('drift-tolerance').value.trim(),
     inputShapes: [...document.querySelectorAll('.input-shape')].map(
@@ -143,6 +144,7 @@ function runTrace() {
           (body.native_numerics ? `; native code drift: ${driftText(body.native_numerics)}` : '');
       updateDownloads();
       listKernels();
+      showKernelPrecision(body.native_numerics);
     },
     error(message) {
       state.source = null;
@@ -319,6 +321,34 @@ let stepRows = [];
 let stepIsFull = true;
 
 function stepRow(i) { return stepIsFull ? lineElement(stepRows[i]) : sideBySideRow(stepRows[i]); }
+
+// With numeric drift: the native code's kernels that lost precision on their own (each run on
+// exact inputs), worst first; a click opens the kernel's schedule.
+function showKernelPrecision(numerics) {
+  const view = $('kernel-precision');
+  if (!numerics || (!numerics.kernels && !numerics.kernels_error)) {
+    view.replaceChildren();
+    return;
+  }
+  if (numerics.kernels_error) {
+    view.replaceChildren(document.createTextNode(`kernel precision not checked: ${numerics.kernels_error}`));
+    return;
+  }
+  const lossy = numerics.kernels.filter((k) => Number(k.max_abs_error || 0) > 0)
+      .sort((a, b) => Number(b.max_rel_error || 0) - Number(a.max_rel_error || 0));
+  const heading = `kernel precision against ${numerics.kernels_reference}: ` +
+      `${numerics.kernels.length - lossy.length} of ${numerics.kernels.length} kernels exact` +
+      (lossy.length ? '; lost precision:' : '');
+  view.replaceChildren(document.createTextNode(heading), ...lossy.slice(0, 12).map((kernel) => {
+    const item = chip(`${kernel.kernel} ${Number(kernel.max_rel_error || 0).toExponential(1)}`, () => {
+      $('schedule-selector').value = kernel.kernel;
+      loadRecord();
+    }, 'kernel-drift');
+    item.title = `${(kernel.layers || []).join(', ')}: max rel ${kernel.max_rel_error}, ` +
+        `max abs ${kernel.max_abs_error}`;
+    return item;
+  }));
+}
 
 async function listKernels() {
   const lastLoop = [...state.trace.events].reverse().find((e) => e.stage === 'loop' && e.has_ir);

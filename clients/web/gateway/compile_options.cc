@@ -79,6 +79,7 @@ std::vector<std::string> PassFlags(const CompileOptions& options, bool kiln_opt)
                              : absl::StrCat("--config=pass.max_pass_index=",
                                             options.max_pass_index));
   }
+  if (options.fast_math) flags.push_back("--fast-math");  // the same flag in both tools
   return flags;
 }
 
@@ -126,6 +127,7 @@ absl::StatusOr<CompileOptions> CompileOptionsFromQuery(const HttpExchange& excha
           absl::StrCat("stages: unknown stage '", stage.substr(0, 32), "' (graph, loop, llvm)"));
     }
   }
+  options.fast_math = exchange.Query("fast_math").value_or("") == "1";
   options.check_numerics = exchange.Query("check_numerics").value_or("") == "1";
   for (auto [name, field] : {std::pair{"numerics_rtol", &options.numerics_rtol},
                              std::pair{"numerics_atol", &options.numerics_atol}}) {
@@ -159,6 +161,7 @@ v1::CompileRequest MakeCompileRequest(const StoredModel& model, const CompileOpt
     request.set_onnx(model.bytes);
   }
   request.set_name(model.name);
+  request.set_fast_math(options.fast_math);
   v1::PassOptions* passes = request.mutable_pass_options();
   if (options.opt_level >= 0) passes->set_opt_level(options.opt_level);
   passes->set_pipeline(options.pipeline);

@@ -24,6 +24,7 @@ struct CompileOptions {
   int64_t max_pass_index = -1;  // bisection: only the first N passes that are not required
   std::vector<std::string> stages;  // trace stages (empty: graph and loop)
   std::vector<std::string> input_shapes;  // NAME=D0,D1,... for inputs with symbolic dims
+  bool fast_math = false;       // fast-math flags on the native code's float arithmetic
   bool check_numerics = false;  // traces: each graph pass's numeric drift
   // The drift tolerance at whose first excess the layers are named (unset: kilnd's 1e-5, 1e-6).
   std::optional<double> numerics_rtol, numerics_atol;
@@ -31,7 +32,7 @@ struct CompileOptions {
 
 // opt_level=0..3, pipeline=, disable=NAME (repeatable, or comma-separated), config=KEY=VALUE
 // (repeatable), max_pass_index=N, stages=graph,loop,llvm, input_shape=NAME=D0,D1,...
-// (repeatable), check_numerics=1, numerics_rtol=R, numerics_atol=A. Errors name the parameter.
+// (repeatable), fast_math=1, check_numerics=1, numerics_rtol=R, numerics_atol=A. Errors name the parameter.
 absl::StatusOr<CompileOptions> CompileOptionsFromQuery(const HttpExchange& exchange);
 
 // The request for `model` with `options` (input shapes were checked by CompileOptionsFromQuery).

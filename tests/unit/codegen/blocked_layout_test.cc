@@ -198,6 +198,29 @@ TEST(BlockedLayoutTest, ChannelsThatDoNotFillBlocksArePadded) {
   EXPECT_GT(nonzero, 40);
 }
 
+// EfficientNet's stride-2 depthwise convolution on a small image (96 channels, 16x16 -> 8x8): 12
+// channel blocks, too few to run in parallel, so the output rows are split for the parallel loop;
+// rows exactly one register tile wide, so the convolution is computed per row (now per inner
+// row). Swish is fused. The whole-network numerics test found the scheduler refusing it.
+TEST(BlockedLayoutTest, ADepthwiseConvolutionOneTileWideWithFewBlocksIsComputedPerRow) {
+  testing::OnnxModelBuilder b;
+  b.Input("x", {1, 96, 16, 16});
+  b.Output("y");
+  b.FloatInitializer("w", {96, 1, 3, 3}, Values(96 * 9, 0.03, -0.3));
+  onnx::NodeProto& dw = b.Node("Conv", {"x", "w"}, {"c"}, "depthwise");
+  b.IntAttr(dw, "group", 96);
+  b.IntsAttr(dw, "pads", {1, 1, 1, 1});
+  b.IntsAttr(dw, "strides", {2, 2});
+  b.Node("Sigmoid", {"c"}, {"gate"}, "swish_sigmoid");
+  b.Node("Mul", {"c", "gate"}, {"y"}, "swish_mul");
+  std::string model = b.Bytes();
+  CompileResult blocked = Compile(model, true);
+  CompileResult nchw = Compile(model, false);
+  EXPECT_THAT(PrintModule(blocked.optimized), HasSubstr("nn.conv2d_nchwc("));
+  int nonzero = ExpectSameOutputs(blocked, nchw, {1, 96, 16, 16}, 96 * 8 * 8);
+  EXPECT_GT(nonzero, 96 * 8 * 4);
+}
+
 // A classifier's Gemm (weight (N, K), transB): nn.dense, rewritten to nn.matmul over the weight
 // transposed at compile time; the same outputs as the dense kernel's.
 // x (rows, 24) times a weight of 40 outputs plus a bias: an ONNX Gemm with transB.

@@ -112,10 +112,10 @@ TEST(NumericDriftTest, TheDefaultPipelineKeepsTheNumbers) {
   EXPECT_LT(native->max_rel_error, 1e-5);
 }
 
-// Every loop pass too: its loop module runs in place of the lowered one (same constants and
-// signature), interpreted, against the same reference.
-TEST(NumericDriftTest, LoopPassesAreCheckedToo) {
-  CompileOptions options = Options(DefaultGraphPipeline(3, 8));
+// Compiles kModel with `options` checking every graph and loop pass: each report must be from
+// `backend` and within 1e-5, and at least 5 loop passes (Simplify, FlattenBuffer, VectorizeLoop,
+// ... of the default loop pipeline) must have been checked.
+void ExpectEveryPassChecked(CompileOptions options, const std::string& backend) {
   std::vector<PassDrift> drifts;
   std::shared_ptr<DriftTracker> tracker = CheckEveryPass(
       &options, 0, {}, 1e-5, 1e-6, /*loop_passes=*/true,
@@ -125,11 +125,17 @@ TEST(NumericDriftTest, LoopPassesAreCheckedToo) {
   int loop = 0;
   for (const PassDrift& drift : drifts) {
     ASSERT_TRUE(drift.report.ok()) << drift.stage << " " << drift.pass << ": " << drift.report.status();
-    EXPECT_EQ(drift.report->backend, "interp");
+    EXPECT_EQ(drift.report->backend, backend) << drift.pass;
     EXPECT_LT(drift.report->max_rel_error, 1e-5) << drift.pass;
     loop += drift.stage == "loop";
   }
-  EXPECT_GE(loop, 5);  // Simplify, FlattenBuffer, VectorizeLoop, ... (the default loop pipeline)
+  EXPECT_GE(loop, 5);
+}
+
+// Every loop pass too: its loop module runs in place of the lowered one (same constants and
+// signature), interpreted, against the same reference.
+TEST(NumericDriftTest, LoopPassesAreCheckedToo) {
+  ExpectEveryPassChecked(Options(DefaultGraphPipeline(3, 8)), "interp");
 }
 
 // A model too big for the interpreter's step budget is checked with native code throughout, and
@@ -146,6 +152,13 @@ TEST(NumericDriftTest, OverTheInterpreterBudgetTheCheckRunsNativeCode) {
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->backend, "native");
   EXPECT_LT(report->max_rel_error, 1e-6);
+}
+
+// Over the budget, every loop pass is checked too: each loop module compiled as it stands.
+TEST(NumericDriftTest, OverTheInterpreterBudgetLoopPassesRunAsNativeCode) {
+  CompileOptions options = Options(DefaultGraphPipeline(3, 8));
+  options.limits.max_interpreter_steps = 1000;  // the compile itself only generates code
+  ExpectEveryPassChecked(options, "native");
 }
 
 TEST(NumericDriftTest, ASeededSignFlipIsTheFirstPassOverTheTolerance) {
