@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/driver/driver.h"
 #include "engine/driver/numeric_drift.h"
+#include "engine/driver/onnx_tensor.h"
 #include "engine/driver/schedule_records.h"
 #include "engine/ir/span.h"
 #include "engine/printer/json_printer.h"
@@ -109,11 +110,23 @@ class Job final : public PassObserver {
     return options;
   }
 
-  // With check_numerics: follows the compile's graph passes (its limits and cancellation).
-  void TrackDrift(const driver::CompileOptions& options) {
-    if (trace_ != nullptr && trace_->check_numerics()) {
-      drift_.emplace(trace_->numerics_seed(), options);
+  // With check_numerics: follows the compile's graph passes (its limits and cancellation), on
+  // the request's inputs when it sends them (a bad one is InvalidArgument naming it).
+  absl::Status TrackDrift(const driver::CompileOptions& options) {
+    if (trace_ == nullptr || !trace_->check_numerics()) return absl::OkStatus();
+    std::vector<loop::HostTensor> inputs;
+    for (int i = 0; i < trace_->numerics_inputs_size(); ++i) {
+      // Each is at most the request's own bytes, which the server's message limit bounds.
+      absl::StatusOr<loop::HostTensor> input = driver::HostTensorFromOnnx(
+          trace_->numerics_inputs(i), options.import.max_tensor_elements);
+      if (!input.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("numerics_inputs[", i, "]: ", input.status().message()));
+      }
+      inputs.push_back(*std::move(input));
     }
+    drift_.emplace(trace_->numerics_seed(), options, std::move(inputs));
+    return absl::OkStatus();
   }
   // The native code's drift for the summary event (none without check_numerics).
   void FillNativeDrift(const driver::CompileResult& compiled, v1::PassEvent* summary) {
@@ -328,7 +341,10 @@ Outcome CompileNow(const JobEnvironment& environment, JobControl& call,
   }
   options->limits = environment.limits;
   options->is_cancelled = [&call, &job] { return job.reader_gone() || call.ShouldStop(); };
-  job.TrackDrift(*options);
+  if (absl::Status drift = job.TrackDrift(*options); !drift.ok()) {
+    outcome.status = ToGrpcStatus(drift);
+    return outcome;
+  }
   options->instruments.push_back(std::make_shared<ObserverInstrument>(&job, job.observer_options()));
   const bool partial = !job.kernel_selector().empty();
   if (partial) options->only_kernels_named_by = job.kernel_selector();

@@ -35,17 +35,9 @@ constexpr ArtifactName kArtifactNames[] = {
 };
 
 absl::Status ReadModel(const std::string& path, kiln::v1::CompileRequest* request) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    return absl::InvalidArgumentError(std::filesystem::exists(path, error)
-                                          ? absl::StrCat("model '", path, "' is not a regular file")
-                                          : absl::StrCat("model file '", path, "' does not exist"));
-  }
-  std::ifstream file(path, std::ios::binary);
-  std::string bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-  if (!file.is_open() || file.bad()) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot read model file '", path, "'"));
-  }
+  absl::StatusOr<std::string> read = ReadFileFlag(path, "model");
+  if (!read.ok()) return read.status();
+  std::string bytes = *std::move(read);
   if (absl::EndsWith(path, ".kir") || absl::EndsWith(path, ".txt")) {
     request->set_graph_ir_text(std::move(bytes));
   } else {
@@ -113,6 +105,21 @@ absl::Status ReadPassOptions(const CommandLine& line, kiln::v1::PassOptions* opt
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ReadFileFlag(const std::string& path, const std::string& what) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    return absl::InvalidArgumentError(std::filesystem::exists(path, error)
+                                          ? absl::StrCat(what, " '", path, "' is not a regular file")
+                                          : absl::StrCat(what, " file '", path, "' does not exist"));
+  }
+  std::ifstream file(path, std::ios::binary);
+  std::string bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  if (!file.is_open() || file.bad()) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read ", what, " file '", path, "'"));
+  }
+  return bytes;
+}
 
 absl::Status ParseInputShape(const std::string& spec, kiln::v1::InputShape* shape) {
   size_t eq = spec.rfind('=');

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "clients/cli/compile_request.h"
 
 namespace kiln::cli {
 
@@ -21,6 +22,11 @@ absl::Status SetNumericsFlags(const CommandLine& line, kiln::v1::TraceRequest* r
           absl::StrCat("--numerics-seed: '", *seed, "' is not a non-negative integer"));
     }
     request->set_numerics_seed(value);
+  }
+  for (const std::string& path : line.List("numerics-input")) {
+    absl::StatusOr<std::string> bytes = ReadFileFlag(path, "numerics input");
+    if (!bytes.ok()) return bytes.status();
+    request->add_numerics_inputs(*std::move(bytes));
   }
   return absl::OkStatus();
 }

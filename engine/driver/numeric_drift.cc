@@ -156,7 +156,17 @@ absl::StatusOr<std::unique_ptr<DriftChecker>> DriftChecker::Create(
                                                      " inputs; the model takes ",
                                                      tensors.inputs.size()));
     }
-    checker->inputs_ = std::move(inputs);  // Run checks each one's type against main's
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const loop::HostTensor& want = tensors.inputs[i];
+      if (inputs[i].dtype != want.dtype || inputs[i].shape != want.shape) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "numerics input ", i, " (", tensors.input_names[i], ") is ",
+            DataTypeName(inputs[i].dtype), "[", absl::StrJoin(inputs[i].shape, ", "),
+            "]; the model takes ", DataTypeName(want.dtype), "[", absl::StrJoin(want.shape, ", "),
+            "]"));
+      }
+    }
+    checker->inputs_ = std::move(inputs);
   } else {
     std::mt19937_64 random(seed);
     for (const loop::HostTensor& input : tensors.inputs) {

@@ -199,6 +199,39 @@ TEST_F(KilnCliTest, KernelPrecisionOfTheNativeCode) {
   }
 }
 
+// The numerics check on the client's own inputs (ONNX TensorProto files, as the test data keeps
+// them): used as given, a tensor of the wrong shape named against the model's input, and bytes
+// that are no tensor refused as INVALID_ARGUMENT before the compile.
+TEST_F(KilnCliTest, NumericsOnTheClientsInputs) {
+  const std::string block = (dir_ / "se_block_inputs").string();
+  ASSERT_EQ(std::system(("/usr/bin/python3 '" KILN_SOURCE_DIR
+                         "/tests/lit/examples/Inputs/se_block.py' '" + block + "'").c_str()), 0);
+  const std::string trace = "trace " + block + "/model.onnx" + server_ +
+                            " --check-numerics --stages=graph --format=json --numerics-input=";
+  CliRun given = Kiln(trace + block + "/test_data_set_0/input_0.pb");
+  ASSERT_EQ(given.exit_code, 0) << given.output;
+  int checked = 0;
+  for (absl::string_view line : absl::StrSplit(given.output, '\n', absl::SkipEmpty())) {
+    nlohmann::json event = nlohmann::json::parse(line);
+    if (!event.contains("numerics")) continue;
+    ++checked;
+    EXPECT_EQ(event["numerics"].value("error", ""), "") << event["numerics"].dump();
+  }
+  EXPECT_GT(checked, 5);
+  // The expected output (16 channels) is not an input (32 channels): every check says so.
+  CliRun wrong = Kiln(trace + block + "/test_data_set_0/output_0.pb");
+  ASSERT_EQ(wrong.exit_code, 0) << wrong.output;
+  EXPECT_NE(wrong.output.find("numerics input 0 (x) is float32[1, 16, 16, 16]; the model takes "
+                              "float32[1, 32, 16, 16]"),
+            std::string::npos)
+      << wrong.output;
+  CliRun garbage = Kiln(trace + garbage_);
+  EXPECT_EQ(garbage.exit_code, 3) << garbage.output;  // INVALID_ARGUMENT
+  EXPECT_NE(garbage.output.find("numerics_inputs[0]: not a serialized ONNX TensorProto"),
+            std::string::npos)
+      << garbage.output;
+}
+
 TEST_F(KilnCliTest, ScheduleAndPassesAndHealth) {
   CliRun schedule = Kiln("schedule " + model_ + " --selector=conv --verify" + server_);
   ASSERT_EQ(schedule.exit_code, 0) << schedule.output;

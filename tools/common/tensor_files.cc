@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/driver/onnx_tensor.h"
 #include "engine/frontend/onnx/convert_context.h"
 #include "engine/support/status_macros.h"
 
@@ -166,15 +167,13 @@ absl::StatusOr<loop::HostTensor> ReadTensorFile(const std::string& path, int64_t
   absl::StatusOr<std::string> bytes = ReadFileBytes(path);
   if (!bytes.ok()) return bytes.status();
   if (EndsWith(path, ".npy")) return ParseNpy(path, *bytes, max_elements);
-  onnx::TensorProto proto;
-  if (!proto.ParseFromString(*bytes)) {
+  absl::StatusOr<loop::HostTensor> tensor = driver::HostTensorFromOnnx(*bytes, max_elements);
+  if (!tensor.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, " is neither a .npy file nor an ONNX TensorProto (sequences and optionals are not "
-              "supported)"));
+        path, ": ", tensor.status().message(),
+        " (a .npy file or an ONNX TensorProto; sequences and optionals are read elsewhere)"));
   }
-  absl::StatusOr<TensorData> data = onnx_frontend::TensorFromProto(proto, max_elements);
-  if (!data.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", data.status().message()));
-  return loop::HostTensor::FromTensorData(*data);
+  return tensor;
 }
 
 namespace {
