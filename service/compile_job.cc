@@ -125,7 +125,13 @@ class Job final : public PassObserver {
       }
       inputs.push_back(*std::move(input));
     }
-    drift_.emplace(trace_->numerics_seed(), options, std::move(inputs));
+    driver::DriftBackend backend;
+    if (!driver::ParseDriftBackend(trace_->numerics_backend(), &backend)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "numerics_backend is '", trace_->numerics_backend().substr(0, 32),
+          "'; expected auto, interp or native"));
+    }
+    drift_.emplace(trace_->numerics_seed(), options, std::move(inputs), backend);
     return absl::OkStatus();
   }
   // The native code's drift for the summary event (none without check_numerics).

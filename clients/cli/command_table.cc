@@ -64,6 +64,9 @@ const std::vector<FlagSpec>& Flags() {
        "after every graph pass, run the model on seeded inputs and print each output's largest "
        "error against the model as imported (the summary: the native code's)"},
       {"numerics-seed", "N", false, false, "seed of the inputs the numerics check draws (default 0)"},
+      {"numerics-backend", "B", false, false,
+       "what runs the checked modules: auto (the interpreter, native code for models too large "
+       "for it), interp, or native (every module JIT-compiled)"},
       {"numerics-input", "FILE", true, false,
        "an input of the numerics check instead of seeded ones: an ONNX TensorProto file (the "
        "test data's input_N.pb), one per graph input in order (repeatable)"},
@@ -161,13 +164,14 @@ const std::vector<CommandSpec>& Commands() {
        "compile MODEL and print every pass as it finishes, with a unified diff of the IR for each "
        "pass that changed it (json: one JSON object per pass), then a summary line",
        WithPassFlags({"format", "only-changed", "pass-filter", "stages", "dump-dir",
-                      "check-numerics", "numerics-seed", "numerics-input"})},
+                      "check-numerics", "numerics-seed", "numerics-input",
+                      "numerics-backend"})},
       {"bisect", "MODEL", "find the first pass that changes the model's outputs",
        "trace MODEL with the numerics check and print the first graph pass after which an "
        "output is off by more than --rtol and --atol from the model as imported (then the native "
        "code), with the kiln-opt command that prints the IR after it and the trace without it; "
        "exit 0 when every pass keeps the numbers, 1 when one does not",
-       WithPassFlags({"rtol", "atol", "numerics-seed", "numerics-input"})},
+       WithPassFlags({"rtol", "atol", "numerics-seed", "numerics-input", "numerics-backend"})},
       {"schedule", "MODEL", "show the schedule record of one kernel",
        "print the schedule record of one kernel: every primitive applied and the diff of the "
        "loop IR it made (step 0: the whole loop IR)",

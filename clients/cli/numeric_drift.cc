@@ -23,6 +23,13 @@ absl::Status SetNumericsFlags(const CommandLine& line, kiln::v1::TraceRequest* r
     }
     request->set_numerics_seed(value);
   }
+  if (std::optional<std::string> backend = line.Value("numerics-backend")) {
+    if (*backend != "auto" && *backend != "interp" && *backend != "native") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--numerics-backend: '", *backend, "' is not one of auto, interp, native"));
+    }
+    request->set_numerics_backend(*backend);
+  }
   for (const std::string& path : line.List("numerics-input")) {
     absl::StatusOr<std::string> bytes = ReadFileFlag(path, "numerics input");
     if (!bytes.ok()) return bytes.status();

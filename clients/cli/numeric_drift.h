@@ -10,8 +10,8 @@
 
 namespace kiln::cli {
 
-// --check-numerics (or `force`), --numerics-seed and --numerics-input (the files' bytes) into
-// `request`; a malformed seed or an unreadable file is a usage error.
+// --check-numerics (or `force`), --numerics-seed, --numerics-backend and --numerics-input (the
+// files' bytes) into `request`; a malformed value or an unreadable file is a usage error.
 absl::Status SetNumericsFlags(const CommandLine& line, kiln::v1::TraceRequest* request,
                               bool force = false);
 

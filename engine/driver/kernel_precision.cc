@@ -55,8 +55,9 @@ absl::StatusOr<KernelPrecisionReport> DriftChecker::CheckKernels(const CompileRe
   const bool native_reference = options_.codegen.has_value();
   if (native_reference && !fast_math) {
     return absl::FailedPreconditionError(
-        "the model is too large for the interpreter, and without fast-math its native code is "
-        "its own reference: kernels are compared only with fast_math");
+        "the check runs native code (a model too large for the interpreter, or the native "
+        "backend asked for), and without fast-math native code is its own reference: kernels "
+        "are compared only with fast_math");
   }
   const auto* main = compiled.optimized->Lookup("main").as<FunctionNode>();
   if (main == nullptr) return absl::FailedPreconditionError("the optimized module has no main");

@@ -134,7 +134,7 @@ IRModule WithExtraOutputs(const IRModule& module, const std::vector<Expr>& extra
 
 absl::StatusOr<std::unique_ptr<DriftChecker>> DriftChecker::Create(
     const IRModule& imported, uint64_t seed, const CompileOptions& base,
-    std::vector<loop::HostTensor> inputs) {
+    std::vector<loop::HostTensor> inputs, DriftBackend backend) {
   std::unique_ptr<DriftChecker> checker(new DriftChecker());
   CompileOptions& options = checker->options_;
   options.import = base.import;
@@ -174,13 +174,16 @@ absl::StatusOr<std::unique_ptr<DriftChecker>> DriftChecker::Create(
     }
   }
   checker->output_names_ = tensors.output_names;
-  absl::StatusOr<std::vector<loop::HostTensor>> interpreted = checker->Run(reference, false);
-  if (interpreted.ok()) {
-    checker->reference_ = *std::move(interpreted);
-    return checker;
-  }
-  if (interpreted.status().code() != absl::StatusCode::kResourceExhausted) {
-    return interpreted.status();
+  if (backend != DriftBackend::kNative) {
+    absl::StatusOr<std::vector<loop::HostTensor>> interpreted = checker->Run(reference, false);
+    if (interpreted.ok()) {
+      checker->reference_ = *std::move(interpreted);
+      return checker;
+    }
+    if (interpreted.status().code() != absl::StatusCode::kResourceExhausted ||
+        backend == DriftBackend::kInterpreter) {
+      return interpreted.status();
+    }
   }
   // Too much work for the interpreter (a ResNet-50 is billions of steps): every module of this
   // check is compiled to native code for this machine and run in-process instead.
@@ -348,11 +351,24 @@ absl::StatusOr<DriftReport> DriftChecker::CheckNative(const CompileResult& compi
   return Compare("native", outputs);
 }
 
+bool ParseDriftBackend(std::string_view name, DriftBackend* backend) {
+  if (name.empty() || name == "auto") {
+    *backend = DriftBackend::kAuto;
+  } else if (name == "interp") {
+    *backend = DriftBackend::kInterpreter;
+  } else if (name == "native") {
+    *backend = DriftBackend::kNative;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 absl::Status DriftTracker::EnsureChecker(const IRModule& imported) {
   if (!tried_) {
     tried_ = true;
     absl::StatusOr<std::unique_ptr<DriftChecker>> checker =
-        DriftChecker::Create(imported, seed_, base_, inputs_);
+        DriftChecker::Create(imported, seed_, base_, inputs_, backend_);
     if (checker.ok()) {
       checker_ = *std::move(checker);
     } else {
@@ -490,8 +506,9 @@ class GraphPassInstrument final : public PassInstrument {
 
 std::shared_ptr<DriftTracker> CheckEveryPass(
     CompileOptions* options, uint64_t seed, std::vector<loop::HostTensor> inputs, double rtol,
-    double atol, bool loop_passes, std::function<void(const PassDrift&)> on_pass) {
-  auto tracker = std::make_shared<DriftTracker>(seed, *options, std::move(inputs));
+    double atol, bool loop_passes, std::function<void(const PassDrift&)> on_pass,
+    DriftBackend backend) {
+  auto tracker = std::make_shared<DriftTracker>(seed, *options, std::move(inputs), backend);
   ObserverOptions observe;
   observe.include_ir_before = true;
   observe.include_ir_after = true;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -79,6 +80,15 @@ std::pair<double, double> ErrorsBetween(const loop::HostTensor& got, const loop:
 // `module` with main returning its outputs followed by `extra` (nodes of its main).
 IRModule WithExtraOutputs(const IRModule& module, const std::vector<Expr>& extra);
 
+// What runs the modules of a check. kAuto: the interpreter (Kiln's reference semantics, so a
+// pass's drift is not mixed with code generation's, which the native summary and the kernel
+// precision show), native code for a model over the interpreter's step budget; kInterpreter:
+// always interpreted (over the budget is an error); kNative: every module, the reference too,
+// JIT-compiled for this machine.
+enum class DriftBackend { kAuto, kInterpreter, kNative };
+// "auto" (or empty), "interp", "native".
+bool ParseDriftBackend(std::string_view name, DriftBackend* backend);
+
 class DriftChecker {
  public:
   // Runs `imported` once on inputs drawn from `seed` (floats uniform in [-1, 1), integers in
@@ -87,7 +97,7 @@ class DriftChecker {
   // and the import options of the compile being checked; its pipeline is not used.
   static absl::StatusOr<std::unique_ptr<DriftChecker>> Create(
       const IRModule& imported, uint64_t seed, const CompileOptions& base,
-      std::vector<loop::HostTensor> inputs = {});
+      std::vector<loop::HostTensor> inputs = {}, DriftBackend backend = DriftBackend::kAuto);
 
   // The module after a graph pass, against the reference.
   absl::StatusOr<DriftReport> CheckGraphModule(const IRModule& snapshot) const;
@@ -150,8 +160,9 @@ class DriftChecker {
 // that pass and the next ones try again.
 class DriftTracker {
  public:
-  DriftTracker(uint64_t seed, CompileOptions base, std::vector<loop::HostTensor> inputs = {})
-      : seed_(seed), base_(std::move(base)), inputs_(std::move(inputs)) {}
+  DriftTracker(uint64_t seed, CompileOptions base, std::vector<loop::HostTensor> inputs = {},
+               DriftBackend backend = DriftBackend::kAuto)
+      : seed_(seed), base_(std::move(base)), inputs_(std::move(inputs)), backend_(backend) {}
 
   absl::StatusOr<DriftReport> AfterGraphPass(const PassEvent& event);
   // A loop pass's output (after the graph passes were followed here).
@@ -170,6 +181,7 @@ class DriftTracker {
   uint64_t seed_;
   CompileOptions base_;
   std::vector<loop::HostTensor> inputs_;  // empty: seeded
+  DriftBackend backend_;
   std::unique_ptr<DriftChecker> checker_;
   absl::Status creation_;  // why the checker could not be made
   bool tried_ = false;
@@ -197,6 +209,7 @@ struct PassDrift {
 // (the native code is checked with AfterNative once the compile is done).
 std::shared_ptr<DriftTracker> CheckEveryPass(
     CompileOptions* options, uint64_t seed, std::vector<loop::HostTensor> inputs, double rtol,
-    double atol, bool loop_passes, std::function<void(const PassDrift&)> on_pass);
+    double atol, bool loop_passes, std::function<void(const PassDrift&)> on_pass,
+    DriftBackend backend = DriftBackend::kAuto);
 
 }  // namespace kiln::driver

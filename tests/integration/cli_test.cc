@@ -225,6 +225,19 @@ TEST_F(KilnCliTest, NumericsOnTheClientsInputs) {
                               "float32[1, 32, 16, 16]"),
             std::string::npos)
       << wrong.output;
+  // Every module JIT-compiled when asked; an unknown backend is a usage error.
+  CliRun native = Kiln(trace + block + "/test_data_set_0/input_0.pb --numerics-backend=native");
+  ASSERT_EQ(native.exit_code, 0) << native.output;
+  int native_checked = 0;
+  for (absl::string_view line : absl::StrSplit(native.output, '\n', absl::SkipEmpty())) {
+    nlohmann::json event = nlohmann::json::parse(line);
+    if (!event.contains("numerics")) continue;
+    ++native_checked;
+    EXPECT_EQ(event["numerics"].value("backend", ""), "native") << event["numerics"].dump();
+  }
+  EXPECT_GT(native_checked, 5);
+  CliRun bogus = Kiln(trace + block + "/test_data_set_0/input_0.pb --numerics-backend=jit");
+  EXPECT_EQ(bogus.exit_code, 2) << bogus.output;
   CliRun garbage = Kiln(trace + garbage_);
   EXPECT_EQ(garbage.exit_code, 3) << garbage.output;  // INVALID_ARGUMENT
   EXPECT_NE(garbage.output.find("numerics_inputs[0]: not a serialized ONNX TensorProto"),

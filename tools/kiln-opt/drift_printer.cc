@@ -16,7 +16,7 @@ std::string Line(const absl::StatusOr<driver::DriftReport>& report) {
 
 }  // namespace
 
-DriftPrinter::DriftPrinter(uint64_t seed, double rtol, double atol,
+DriftPrinter::DriftPrinter(uint64_t seed, driver::DriftBackend backend, double rtol, double atol,
                            driver::CompileOptions* options, std::ostream& out)
     : rtol_(rtol), atol_(atol), out_(out) {
   tracker_ = driver::CheckEveryPass(
@@ -39,7 +39,8 @@ DriftPrinter::DriftPrinter(uint64_t seed, double rtol, double atol,
                                        Line(drift.report), ")");
           if (!layers.empty()) absl::StrAppend(&first_excess_, "; first ", layers);
         }
-      });
+      },
+      backend);
 }
 
 bool DriftPrinter::Over(const absl::StatusOr<driver::DriftReport>& report) const {

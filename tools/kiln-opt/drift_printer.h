@@ -17,8 +17,8 @@ namespace kiln::tools {
 class DriftPrinter {
  public:
   // Instruments `options` (the compile kiln-opt is about to run).
-  DriftPrinter(uint64_t seed, double rtol, double atol, driver::CompileOptions* options,
-               std::ostream& out);
+  DriftPrinter(uint64_t seed, driver::DriftBackend backend, double rtol, double atol,
+               driver::CompileOptions* options, std::ostream& out);
   void PrintNative(const driver::CompileResult& compiled);
 
   // The first pass (or the native code) whose drift passed the tolerance, with its drift and

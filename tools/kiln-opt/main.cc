@@ -73,6 +73,9 @@ ABSL_FLAG(bool, check_numerics, false,
           "output's largest error against the model as imported; with native code, its error; "
           "at the first pass past --numerics-rtol and --numerics-atol, the layers it changed");
 ABSL_FLAG(uint64_t, numerics_seed, 0, "seed of the inputs --check-numerics draws");
+ABSL_FLAG(std::string, numerics_backend, "auto",
+          "--check-numerics: what runs the checked modules: auto (the interpreter, native code "
+          "for models too large for it), interp, native (every module JIT-compiled)");
 ABSL_FLAG(double, numerics_rtol, 1e-5,
           "--check-numerics: the relative error a pass may add (an output over both this and "
           "--numerics-atol is over the tolerance)");
@@ -487,7 +490,12 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
 
   std::unique_ptr<kiln::tools::DriftPrinter> drift;
   if (absl::GetFlag(FLAGS_check_numerics)) {
-    drift = std::make_unique<kiln::tools::DriftPrinter>(absl::GetFlag(FLAGS_numerics_seed),
+    kiln::driver::DriftBackend backend;
+    if (!kiln::driver::ParseDriftBackend(absl::GetFlag(FLAGS_numerics_backend), &backend)) {
+      return Fail(absl::StrCat("--numerics-backend: '", absl::GetFlag(FLAGS_numerics_backend),
+                               "' is not one of auto, interp, native"));
+    }
+    drift = std::make_unique<kiln::tools::DriftPrinter>(absl::GetFlag(FLAGS_numerics_seed), backend,
                                                         absl::GetFlag(FLAGS_numerics_rtol),
                                                         absl::GetFlag(FLAGS_numerics_atol),
                                                         &options, std::cerr);

@@ -115,11 +115,12 @@ TEST(NumericDriftTest, TheDefaultPipelineKeepsTheNumbers) {
 // Compiles kModel with `options` checking every graph and loop pass: each report must be from
 // `backend` and within 1e-5, and at least 5 loop passes (Simplify, FlattenBuffer, VectorizeLoop,
 // ... of the default loop pipeline) must have been checked.
-void ExpectEveryPassChecked(CompileOptions options, const std::string& backend) {
+void ExpectEveryPassChecked(CompileOptions options, const std::string& backend,
+                            DriftBackend asked = DriftBackend::kAuto) {
   std::vector<PassDrift> drifts;
   std::shared_ptr<DriftTracker> tracker = CheckEveryPass(
       &options, 0, {}, 1e-5, 1e-6, /*loop_passes=*/true,
-      [&](const PassDrift& drift) { drifts.push_back(drift); });
+      [&](const PassDrift& drift) { drifts.push_back(drift); }, asked);
   absl::StatusOr<CompileResult> compiled = CompileGraphText(kModel, options);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   int loop = 0;
@@ -136,6 +137,27 @@ void ExpectEveryPassChecked(CompileOptions options, const std::string& backend) 
 // signature), interpreted, against the same reference.
 TEST(NumericDriftTest, LoopPassesAreCheckedToo) {
   ExpectEveryPassChecked(Options(DefaultGraphPipeline(3, 8)), "interp");
+}
+
+// Asked for, native code runs every module of the check, the reference too.
+TEST(NumericDriftTest, TheNativeBackendRunsEveryModuleAsNativeCode) {
+  ExpectEveryPassChecked(Options(DefaultGraphPipeline(3, 8)), "native", DriftBackend::kNative);
+}
+
+// Asked for, the interpreter does not hand a model over its budget to native code.
+TEST(NumericDriftTest, TheInterpreterBackendRefusesAModelOverItsBudget) {
+  CompileOptions base = Options("");
+  base.limits.max_interpreter_steps = 1000;
+  absl::StatusOr<CompileResult> imported = CompileGraphText(kModel, Options("InferType"));
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  absl::StatusOr<std::unique_ptr<DriftChecker>> checker =
+      DriftChecker::Create(imported->imported, 0, base, {}, DriftBackend::kInterpreter);
+  ASSERT_FALSE(checker.ok());
+  EXPECT_EQ(checker.status().code(), absl::StatusCode::kResourceExhausted) << checker.status();
+  DriftBackend parsed;
+  EXPECT_TRUE(ParseDriftBackend("native", &parsed));
+  EXPECT_EQ(parsed, DriftBackend::kNative);
+  EXPECT_FALSE(ParseDriftBackend("jit", &parsed));
 }
 
 // A model too big for the interpreter's step budget is checked with native code throughout, and
