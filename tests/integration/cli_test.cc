@@ -249,7 +249,7 @@ TEST_F(KilnCliTest, ScheduleAndPassesAndHealth) {
   CliRun schedule = Kiln("schedule " + model_ + " --selector=conv --verify" + server_);
   ASSERT_EQ(schedule.exit_code, 0) << schedule.output;
   EXPECT_NE(schedule.output.find("vanilla"), std::string::npos);
-  EXPECT_NE(schedule.output.find("split"), std::string::npos);
+  EXPECT_NE(schedule.output.find("vectorize"), std::string::npos);
   CliRun passes = Kiln("passes" + server_);
   ASSERT_EQ(passes.exit_code, 0) << passes.output;
   EXPECT_NE(passes.output.find("FoldScaleAxis"), std::string::npos);
