@@ -206,11 +206,27 @@ class MainLowering {
     return id;
   }
 
-  // A function that only gives its one input another shape, or null.
-  static const OpEntry* ViewOp(const FunctionNode& func) {
+  // A function that only gives its one input, or one field of its one tuple input, another
+  // shape, or null. `*field` is then the field's index among the call's flattened inputs (0 for
+  // a tensor input): a branch of a split or of a channel shuffle reshaped for its next kernel is
+  // a view too, not a copy.
+  static const OpEntry* ViewOp(const FunctionNode& func, size_t input_count, size_t* field) {
     const auto* call = func.body.as<CallNode>();
-    if (call == nullptr || func.params.size() != 1 || call->args.size() != 1 ||
-        !call->args[0].same_as(func.params[0])) {
+    if (call == nullptr || func.params.size() != 1 || call->args.size() != 1) return nullptr;
+    *field = 0;
+    if (const auto* get = call->args[0].as<TupleGetItemNode>()) {
+      // The index counts flattened inputs only when every field is one tensor.
+      const auto* tuple = func.params[0]->checked_type.as<TupleTypeNode>();
+      if (!get->tuple.same_as(func.params[0]) || tuple == nullptr ||
+          tuple->fields.size() != input_count || get->index < 0 ||
+          static_cast<size_t>(get->index) >= input_count) {
+        return nullptr;
+      }
+      for (const Type& type : tuple->fields) {
+        if (type.as<TensorTypeNode>() == nullptr) return nullptr;
+      }
+      *field = static_cast<size_t>(get->index);
+    } else if (!call->args[0].same_as(func.params[0]) || input_count != 1) {
       return nullptr;
     }
     const OpEntry* entry = OpRegistry::Global().FindCallee(call->op);
@@ -295,12 +311,13 @@ class MainLowering {
         assert_call != nullptr && inputs.size() == 2 && result->size() == 1) {
       return VisitAssert(expr, *assert_call, inputs, call_index);
     }
-    if (ViewOp(*func) != nullptr && inputs.size() == 1 && result->size() == 1) {
+    size_t field = 0;
+    if (ViewOp(*func, inputs.size(), &field) != nullptr && result->size() == 1) {
       const TensorLeaf& leaf = (*result)[0];
+      const Value& viewed = values_[inputs[field]];
       Value view{Value::Origin::kView, leaf.dtype, leaf.shape, ""};
-      view.root = values_[inputs[0]].root;
-      if (leaf.dtype == values_[inputs[0]].dtype &&
-          view.NumElements() == values_[inputs[0]].NumElements()) {
+      view.root = viewed.root;
+      if (leaf.dtype == viewed.dtype && view.NumElements() == viewed.NumElements()) {
         view.name = UniqueName(absl::StrCat("t", call_index));
         expr_values_[expr.get()] = {NewValue(std::move(view))};
         return absl::OkStatus();

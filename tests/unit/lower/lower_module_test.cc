@@ -448,5 +448,30 @@ TEST(LowerModuleTest, RunRejectsTensorsOfTheWrongShape) {
   EXPECT_EQ(status.message(), "input 'x' expects float32[2, 3], got float32[3, 2]");
 }
 
+TEST(LowerModuleTest, AReshapedFieldOfATupleIsAViewOfThatField) {
+  // The split kernel returns both halves; the right half, reshaped for the softmax, is the
+  // split's second output read in place (ShuffleNet's branches), not a copy kernel.
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(R"(
+def @main(%x: Tensor[(2, 4), float32] /* si=input */) {
+  %0 = nn.relu(%x) /* si=relu */;
+  %1 = split(%0, indices_or_sections=2, axis=1) /* si=split */;
+  %2 = %1.1 /* si=right */;
+  %3 = reshape(%2, newshape=[4]) /* si=flatten */;
+  %4 = nn.softmax(%3) /* si=softmax */;
+  %5 = %1.0 /* si=left */;
+  (%5, %4)
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(KernelNames(*lowered),
+            (std::vector<std::string>{"fused_nn_relu_split", "fused_nn_softmax"}));
+  auto outputs = RunFloat(*lowered, {F32({2, 4}, {-1, 2, 0, std::log(3.0), 5, -6, std::log(2.0), 0})});
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[0], (std::vector<double>{0, 2, 5, 0}));
+  // relu of the right half: (0, log 3, log 2, 0); softmax of those four: (1, 3, 2, 1) / 7.
+  std::vector<double> expected = {1.0 / 7, 3.0 / 7, 2.0 / 7, 1.0 / 7};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(outputs[1][i], expected[i], 1e-6) << i;
+}
+
 }  // namespace
 }  // namespace kiln
