@@ -128,6 +128,14 @@ llvm::Value* FunctionEmitter::EmitBranchy(llvm::Value* cond,
 
 llvm::Value* FunctionEmitter::EmitSelect(const loop::SelectNode* op) {
   bool guarded = ReadsMemory(op->true_value) || ReadsMemory(op->false_value);
+  // A vector condition that is one scalar in every lane (a concatenation or channel shuffle
+  // choosing its source per row) picks one side with a branch: masking the side not taken would
+  // still issue its loads (a gather, in a channel shuffle's blocked source).
+  if (const auto* broadcast = op->cond.as<loop::BroadcastNode>(); guarded && broadcast != nullptr) {
+    return EmitBranchy(
+        EmitExpr(broadcast->value), [&] { return EmitExpr(op->true_value); },
+        [&] { return EmitExpr(op->false_value); });
+  }
   llvm::Value* cond = EmitExpr(op->cond);
   if (!guarded) {
     llvm::Value* t = EmitExpr(op->true_value);

@@ -135,6 +135,31 @@ def @main(%x: Tensor[(1, 4, 14, 42), float32], %w: Tensor[(8, 4, 1, 3), float32]
        loop::HostTensor::FromDoubles(DataType::kFloat32, {8, 4, 1, 1}, Ramp(32, 0.5, -1))});
 }
 
+// A concatenation picks its source per channel row: the vector condition is one scalar in every
+// lane, so native code branches to the one source a row reads rather than issuing masked loads
+// of both (a channel shuffle's blocked source is a gather).
+TEST(CodegenTest, AConcatenationReadsOnlyTheSourceOfEachRow) {
+  constexpr char kModel[] = R"(
+def @main(%a: Tensor[(1, 2, 3, 16), float32], %b: Tensor[(1, 3, 3, 16), float32]) {
+  %0 = concatenate(%a, %b, axis=1) /* si=concat */;
+  nn.relu(%0) /* si=relu */
+}
+)";
+  codegen::CodegenOptions options = HostCodegenOptions();
+  options.emit_llvm_ir = true;
+  CompileResult compiled = CompileNative(kModel, options);
+  EXPECT_THAT(compiled.native->llvm_ir, Not(HasSubstr("llvm.masked")));
+  std::vector<double> a = Ramp(2 * 3 * 16, 0.5, -3), b = Ramp(3 * 3 * 16, -0.25, 2);
+  std::vector<std::vector<double>> out = ExpectNativeMatchesInterpreter(
+      compiled, {loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 2, 3, 16}, a),
+                 loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 3, 3, 16}, b)});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].size(), 5u * 3 * 16);
+  // Channels 0-1 are a's, 2-4 b's, each through relu.
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(out[0][i], std::max(a[i], 0.0)) << i;
+  for (size_t i = 0; i < b.size(); ++i) EXPECT_EQ(out[0][a.size() + i], std::max(b[i], 0.0)) << i;
+}
+
 TEST(CodegenTest, IntegerDivisionFollowsTheLoopIRRules) {
   // Truncating division; by zero gives 0 (no trap); INT_MIN / -1 wraps to INT_MIN.
   CompileResult compiled = CompileNative(R"(
