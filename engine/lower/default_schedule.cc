@@ -178,17 +178,23 @@ TiledOutput TileBlockedOutput(te::Schedule& schedule, const te::Tensor& t, Block
   return tiled;
 }
 
-// A blocked convolution reads its padding inlined, as bounds tests on the input, instead of a
-// padded copy. A depthwise convolution does only 9 (or 25) multiply-adds per input value, too
-// few to pay for writing and reading a copy; a dense one would pay for it, but the copy (and the
-// zero fill of its buffer) is memory-bound work that does not speed up with a second thread: a
-// 3x3 stride-2 convolution at 56x56x128 took 1.6 ms with the copy and 1.13 ms without on one
-// thread, 1.1 and 0.67 ms on two. LoopPartition (loop_transform/loop_partition.h) then splits
-// the column-tile and kernel-row loops so the tests remain only at the border.
+// A depthwise or strided blocked convolution reads its padding inlined, as bounds tests on the
+// input, instead of a padded copy; LoopPartition (loop_transform/loop_partition.h) then splits
+// the column-tile and kernel-row loops so the tests remain only at the border. A depthwise one
+// does only 9 (or 25) multiply-adds per input value, too few to pay for writing and reading a
+// copy. A strided one's copy is the whole input, which it reads only once: memory-bound work a
+// second thread does not speed up (3x3 stride 2 at 56x56x128: 1.6 ms with the copy, 1.13 ms
+// without on one thread; 1.1 and 0.67 ms on two). A dense stride-1 convolution keeps its copy:
+// inline, its border copies of the register tile's unrolled body (up to five per kernel) cost
+// ResNet-50 0.5-1 s more code generation for a few percent of run time.
 void ReadPaddingInline(te::Schedule& schedule, const te::Tensor& conv) {
   const te::Stage* stage = schedule.FindStage(conv);
+  bool depthwise = schedule.ReduceAxes(conv).size() == 2;
   for (const te::Tensor& input : stage->op->inputs) {
-    if (input.op()->tag == te::kPadTag) schedule.ComputeInline(input);
+    if (input.op()->tag != te::kPadTag) continue;
+    // (H - 1) * stride + kernel rows padded: at least twice the output's H only when strided.
+    bool strided = input.shape().size() == 5 && input.shape()[2] >= 2 * conv.shape()[2];
+    if (depthwise || strided) schedule.ComputeInline(input);
   }
 }
 

@@ -140,10 +140,17 @@ TEST(BlockedLayoutTest, BlockedCnnComputesWhatTheNchwOneDoes) {
     ++tiles;
   }
   EXPECT_GE(tiles, 2) << loops;
-  // Every convolution reads its input with bounds tests instead of a padded copy, and
-  // LoopPartition leaves the tests to the border: the depthwise convolution's rows after the
-  // first, [1, 5), run a loop of their own.
-  EXPECT_EQ(loops.find("_pad = T.allocate("), std::string::npos) << loops;
+  // The depthwise convolution reads its input with bounds tests instead of a padded copy (only
+  // the stride-1 stem and conv1 pad), and LoopPartition leaves the tests to the border: the rows
+  // after the first, [1, 5), run a loop of their own.
+  int pads = 0;
+  for (size_t at = loops.find("conv2d_nchwc_pad = T.allocate(["); at != std::string::npos;
+       at = loops.find("conv2d_nchwc_pad = T.allocate([", at + 1)) {
+    std::string line = loops.substr(at, loops.find('\n', at) - at);
+    EXPECT_THAT(line, Not(HasSubstr("depthwise"))) << loops;
+    ++pads;
+  }
+  EXPECT_EQ(pads, 2) << loops;
   size_t depthwise = loops.find("si=depthwise");
   ASSERT_NE(depthwise, std::string::npos);
   EXPECT_NE(loops.find("in range(1, 5)", depthwise), std::string::npos) << loops;
@@ -212,6 +219,29 @@ TEST(BlockedLayoutTest, ADepthwiseConvolutionOneTileWideWithFewBlocksIsComputedP
   EXPECT_THAT(PrintModule(blocked.optimized), HasSubstr("nn.conv2d_nchwc("));
   int nonzero = ExpectSameOutputs(blocked, nchw, {1, 96, 16, 16}, 96 * 8 * 8);
   EXPECT_GT(nonzero, 96 * 8 * 4);
+}
+
+// A dense 3x3 stride-2 convolution reads its padding inline: no padded copy of the input (the
+// copy was memory-bound work a second thread did not speed up), and the outputs are the NCHW
+// convolution's.
+TEST(BlockedLayoutTest, AStridedConvolutionReadsItsPaddingInline) {
+  testing::OnnxModelBuilder b;
+  b.Input("x", {1, 16, 14, 14});
+  b.Output("y");
+  b.FloatInitializer("w", {24, 16, 3, 3}, Values(24 * 16 * 9, 0.01, -0.1));
+  b.FloatInitializer("c", {24}, Values(24, 0.05, -0.5));
+  onnx::NodeProto& conv = b.Node("Conv", {"x", "w", "c"}, {"s"}, "strided");
+  b.IntsAttr(conv, "pads", {1, 1, 1, 1});
+  b.IntsAttr(conv, "strides", {2, 2});
+  b.Node("Relu", {"s"}, {"y"}, "relu");
+  std::string model = b.Bytes();
+  CompileResult blocked = Compile(model, true);
+  CompileResult nchw = Compile(model, false);
+  EXPECT_THAT(PrintModule(blocked.optimized), HasSubstr("nn.conv2d_nchwc("));
+  std::string loops = PrintModule(blocked.lowered->module);
+  EXPECT_EQ(loops.find("_pad = T.allocate("), std::string::npos) << loops;
+  int nonzero = ExpectSameOutputs(blocked, nchw, {1, 16, 14, 14}, 24 * 7 * 7);
+  EXPECT_GT(nonzero, 24 * 7 * 7 / 4);
 }
 
 // A classifier's Gemm (weight (N, K), transB): nn.dense, rewritten to nn.matmul over the weight
