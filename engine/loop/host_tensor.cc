@@ -2,6 +2,7 @@
 #include "engine/loop/host_tensor.h"
 
 #include "engine/loop/interpreter_values.h"
+#include "engine/support/huge_pages.h"
 
 namespace kiln::loop {
 
@@ -16,7 +17,7 @@ HostTensor HostTensor::Zeros(DataType dtype, std::vector<int64_t> shape) {
   tensor.dtype = dtype;
   tensor.shape = std::move(shape);
   for (int64_t d : tensor.shape) KILN_CHECK(d >= 0) << "negative dimension " << d;
-  tensor.bytes.assign(static_cast<size_t>(tensor.NumElements() * DataTypeBytes(dtype)), '\0');
+  tensor.bytes = ZeroedBytes(static_cast<size_t>(tensor.NumElements() * DataTypeBytes(dtype)));
   return tensor;
 }
 

@@ -13,6 +13,7 @@
 #include "engine/pass/pass_context.h"
 #include "engine/pass/rewriter_pass.h"
 #include "engine/support/compile_budget.h"
+#include "engine/support/huge_pages.h"
 #include "engine/support/status_macros.h"
 #include "engine/transform/expr_builder.h"
 
@@ -177,7 +178,7 @@ class LayoutConverter : public PostOrderRewriter {
         KILN_RETURN_IF_ERROR(budget_->Charge(count * element_bytes,
                                              "ConvertLayout: a constant padded to whole blocks"));
       }
-      std::string bytes(static_cast<size_t>(count * element_bytes), '\0');
+      std::string bytes = ZeroedBytes(static_cast<size_t>(count * element_bytes));
       // Row-major rows of the last axis, each copied to its place in the padded shape.
       const int64_t row = shape.back() * element_bytes;
       std::vector<int64_t> index(shape.size(), 0);
