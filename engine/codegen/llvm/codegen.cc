@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "engine/codegen/llvm/deferred_weights.h"
 #include "engine/codegen/llvm/disassembly.h"
 #include "engine/codegen/llvm/model_header.h"
 #include "engine/codegen/llvm/module_builder.h"
@@ -226,6 +227,8 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
   start = Clock::now();
   Optimize(module, **machine, options.opt_level, options);
   if (options.debug_info) AttributeLineZeroToFunction(module);
+  const bool patch_weights =
+      DefineDeferredWeights(built->deferred_weights, lowered, llvm::Triple(target->triple));
   double optimize_seconds = seconds_since(start);
   start = Clock::now();
   if (options.is_cancelled && options.is_cancelled()) {
@@ -259,6 +262,12 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
                                                 weight_bytes + (size_t{32} << 20));
   if (!object.ok()) return object.status();
   native.object = *std::move(object);
+  if (patch_weights) {
+    if (absl::Status status = PatchDeferredWeights(built->deferred_weights, lowered, native.object);
+        !status.ok()) {
+      return status;
+    }
+  }
   if (options.emit_assembly) {
     // The object disassembled: the code users link, for the cost of a disassembly rather than
     // a second run of code generation.

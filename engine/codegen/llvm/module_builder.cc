@@ -129,6 +129,7 @@ class Builder {
     BuiltModule built;
     built.workspace_bytes = scratch_base_ + max_scratch_bytes_;
     EmitWorkspaceSize(built.workspace_bytes);
+    built.deferred_weights = std::move(deferred_weights_);
     context_.FinishDebugInfo();
     built.module = std::move(module_);
     return built;
@@ -278,15 +279,28 @@ class Builder {
     }
   }
 
-  // Weights: aligned, internal, read-only data.
+  // Weights: aligned, internal, read-only data. A large one is declared without its bytes
+  // (see deferred_weights.h); its address is this module's all the same (hidden, dso_local),
+  // so code reaches it as it reaches an internal one.
   llvm::Constant* WeightGlobal(size_t index) {
     const TensorData& data = lowered_.constants[index].second;
     llvm::LLVMContext& context = context_.context();
+    std::string name = absl::StrCat(options_.symbol_prefix, "_weight_", index);
+    if (data->bytes.size() >= kDeferredWeightBytes) {
+      auto* type = llvm::ArrayType::get(llvm::Type::getInt8Ty(context), data->bytes.size());
+      auto* global = new llvm::GlobalVariable(*module_, type, /*isConstant=*/true,
+                                              llvm::GlobalValue::ExternalLinkage, nullptr, name);
+      global->setVisibility(llvm::GlobalValue::HiddenVisibility);
+      global->setDSOLocal(true);
+      global->setAlignment(llvm::Align(kAlignment));
+      deferred_weights_.push_back({global, index});
+      return global;
+    }
     llvm::StringRef bytes = data->bytes.empty() ? llvm::StringRef("\0", 1) : llvm::StringRef(data->bytes);
     llvm::Constant* init = llvm::ConstantDataArray::getString(context, bytes, /*AddNull=*/false);
     auto* global = new llvm::GlobalVariable(
         *module_, init->getType(), /*isConstant=*/true, llvm::GlobalValue::InternalLinkage, init,
-        absl::StrCat(options_.symbol_prefix, "_weight_", index));
+        name);
     global->setAlignment(llvm::Align(kAlignment));
     global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
     return global;
@@ -525,6 +539,7 @@ class Builder {
   int64_t main_workspace_bytes_ = 0;
   int64_t scratch_base_ = 0;
   int64_t max_scratch_bytes_ = 0;
+  std::vector<DeferredWeight> deferred_weights_;
   llvm::Function* entry_ = nullptr;
   llvm::Value* workspace_ = nullptr;
   llvm::BasicBlock* fail_shape_ = nullptr;  // returns KILN_ERROR_SHAPE_MISMATCH

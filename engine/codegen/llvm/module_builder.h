@@ -1,15 +1,17 @@
 // Building the LLVM module of a lowered model: one internal function per kernel PrimFunc, the
 // exported entry `<prefix>_run` that runs main's kernel calls in order on a caller-provided
 // workspace (main's values at planned offsets, then one scratch area the kernels share for
-// their own Allocates), the weights as aligned constant data, and the signature queries of
-// engine/runtime/kiln_runtime.h.
+// their own Allocates), the weights as aligned constant data (the large ones declared, their
+// bytes deferred), and the signature queries of engine/runtime/kiln_runtime.h.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/codegen/llvm/codegen.h"
+#include "engine/codegen/llvm/deferred_weights.h"
 #include "engine/codegen/llvm/module_context.h"
 #include "engine/lower/lower_module.h"
 #include "engine/codegen/llvm/vector_math.h"
@@ -20,6 +22,8 @@ namespace kiln::codegen {
 struct BuiltModule {
   std::unique_ptr<llvm::Module> module;
   int64_t workspace_bytes = 0;
+  // The weights declared without their bytes, for DefineDeferredWeights.
+  std::vector<DeferredWeight> deferred_weights;
 };
 
 // `module` settings (triple, data layout) are the caller's; this fills in the functions, with

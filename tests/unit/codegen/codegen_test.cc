@@ -211,6 +211,59 @@ TEST(CodegenTest, TwoCompilesGiveByteIdenticalObjects) {
   EXPECT_THAT(first.native->llvm_ir, HasSubstr("noalias"));
 }
 
+// Two 128 KiB weights, large enough to stay out of LLVM until the object is written (see
+// engine/codegen/llvm/deferred_weights.h): c = 1, 2, ..., 32768 (row r of 256 columns is
+// 256 r + 1 ... 256 r + 256: cumsums short enough to fold quickly) and d = c / 2.
+constexpr char kLargeWeights[] = R"(
+def @main(%x: Tensor[(32768), float32]) {
+  %0 = broadcast_to(1f, shape=(128, 256)) /* si=ones */;
+  %1 = cumsum(%0, axis=1) /* si=columns */;
+  %2 = broadcast_to(256f, shape=(128, 1)) /* si=stride */;
+  %3 = cumsum(%2, axis=0) /* si=rows */;
+  %4 = subtract(%3, 256f) /* si=row_start */;
+  %5 = add(%1, %4) /* si=grid */;
+  %6 = reshape(%5, newshape=[32768]) /* si=ramp */;
+  %7 = multiply(%6, 0.5f) /* si=half */;
+  %8 = multiply(%x, %7) /* si=scale */;
+  add(%8, %6) /* si=shift */
+}
+)";
+
+// The bytes of c and of d, as the object must hold them.
+std::pair<std::string, std::string> LargeWeightBytes() {
+  std::vector<float> c(32768), d(32768);
+  for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(i + 1), d[i] = c[i] / 2;
+  return {std::string(reinterpret_cast<const char*>(c.data()), c.size() * sizeof(float)),
+          std::string(reinterpret_cast<const char*>(d.data()), d.size() * sizeof(float))};
+}
+
+TEST(CodegenTest, LargeWeightsAreWrittenIntoTheObjectAfterCodeGeneration) {
+  CompileResult compiled = CompileNative(kLargeWeights);
+  auto [c, d] = LargeWeightBytes();
+  EXPECT_NE(compiled.native->object.find(c), std::string::npos);
+  EXPECT_NE(compiled.native->object.find(d), std::string::npos);
+  // x = 2: y = 2 * d + c = 2 (i + 1); with the two weights swapped it would be 2.5 (i + 1), with
+  // either left zeros i + 1; every value is exact in float32.
+  ModelTensors tensors = MakeModelTensors(compiled);
+  tensors.inputs[0] =
+      loop::HostTensor::FromDoubles(DataType::kFloat32, {32768}, std::vector<double>(32768, 2.0));
+  ASSERT_TRUE(RunNative(compiled, {&tensors.inputs[0]}, {&tensors.outputs[0]}).ok());
+  std::vector<double> y = tensors.outputs[0].ToDoubles();
+  ASSERT_EQ(y.size(), 32768u);
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], 2.0 * static_cast<double>(i + 1)) << i;
+}
+
+TEST(CodegenTest, ObjectsOfOtherFormatsCarryTheirLargeWeightsToo) {
+  // Mach-O: the weights go through LLVM as data, not written over zeros afterwards.
+  codegen::CodegenOptions options;
+  options.target.triple = "x86_64-apple-macosx";
+  CompileResult compiled = CompileNative(kLargeWeights, options);
+  EXPECT_EQ(compiled.native->object.substr(0, 4), std::string("\xcf\xfa\xed\xfe", 4));
+  auto [c, d] = LargeWeightBytes();
+  EXPECT_NE(compiled.native->object.find(c), std::string::npos);
+  EXPECT_NE(compiled.native->object.find(d), std::string::npos);
+}
+
 // Writes `bytes` to a fresh file under the test's temporary directory.
 fs::path WriteTemp(const std::string& name, const std::string& bytes) {
   fs::path dir = fs::path(::testing::TempDir()) / "kiln_codegen_test";
