@@ -10,7 +10,8 @@ usage: models_bench.py BUILD_DIR ORT_DIR [--runs=N] [--rounds=N] [--peak=GFLOPS]
   another (default 3); each figure is the fastest round's median, so a burst of load from the
   VM's neighbours during one run does not move the ratio (their noise only ever adds time)
   --peak: one core's FP32 peak, for each kernel's share of it (default 215: measured on these
-  machines' AMD EPYC cores with 12 independent chains of 512-bit FMAs, 1.96x that on 2 threads)
+  machines' AMD EPYC cores with 12 independent chains of 512-bit FMAs, 1.96x that on 2 threads;
+  a Zen 4 host, whose AVX-512 runs on 256-bit pipes, measures 116: pass --peak=116 there)
 """
 import json
 import math
