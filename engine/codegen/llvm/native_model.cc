@@ -49,6 +49,12 @@ struct NativeModel::Impl {
   const kiln_tensor_info* (*input_info)(int32_t) = nullptr;
   const kiln_tensor_info* (*output_info)(int32_t) = nullptr;
   std::vector<std::string> kernel_names;
+  // The aligned input, output and workspace buffers of Run, allocated by the first call and
+  // reused by every later one: a fresh multi-megabyte allocation per call is a fresh mmap whose
+  // pages fault in again inside the kernels (a 14x14 depthwise convolution measured 0.11 ms with
+  // its 600 KB workspace newly mapped, 0.014 ms reused).
+  std::vector<AlignedBuffer> input_buffers, output_buffers;
+  AlignedBuffer workspace;
 };
 
 namespace {
@@ -191,27 +197,42 @@ absl::Status NativeModel::Run(const std::vector<loop::HostTensor*>& inputs,
     }
     return absl::OkStatus();
   };
-  std::vector<AlignedBuffer> buffers;
+  // Allocated once: sizes are fixed by the signature the object exports.
+  auto allocate_once = [](std::vector<AlignedBuffer>& buffers, int count,
+                          const kiln_tensor_info* (*info)(int32_t)) -> bool {
+    for (int i = static_cast<int>(buffers.size()); i < count; ++i) {
+      buffers.push_back(AllocateAligned(info(i)->bytes));
+      if (buffers.back() == nullptr) {
+        buffers.clear();
+        return false;
+      }
+    }
+    return true;
+  };
   std::vector<void*> input_pointers, output_pointers;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (absl::Status s = check(impl_->input_info(static_cast<int32_t>(i)), *inputs[i]); !s.ok()) return s;
-    buffers.push_back(AllocateAligned(static_cast<int64_t>(inputs[i]->bytes.size())));
-    if (buffers.back() == nullptr) return absl::ResourceExhaustedError("allocating an input buffer");
-    if (!inputs[i]->bytes.empty()) std::memcpy(buffers.back().get(), inputs[i]->bytes.data(), inputs[i]->bytes.size());
-    input_pointers.push_back(buffers.back().get());
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (absl::Status s = check(impl_->output_info(static_cast<int32_t>(i)), *outputs[i]); !s.ok()) return s;
-    buffers.push_back(AllocateAligned(static_cast<int64_t>(outputs[i]->bytes.size())));
-    if (buffers.back() == nullptr) return absl::ResourceExhaustedError("allocating an output buffer");
-    output_pointers.push_back(buffers.back().get());
   }
-  AlignedBuffer workspace = AllocateAligned(impl_->workspace_bytes);
-  if (workspace == nullptr) {
+  if (!allocate_once(impl_->input_buffers, impl_->num_inputs, impl_->input_info) ||
+      !allocate_once(impl_->output_buffers, impl_->num_outputs, impl_->output_info)) {
+    return absl::ResourceExhaustedError("allocating the model's input and output buffers");
+  }
+  if (impl_->workspace == nullptr) impl_->workspace = AllocateAligned(impl_->workspace_bytes);
+  if (impl_->workspace == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("allocating the model's workspace of ", impl_->workspace_bytes, " bytes"));
   }
-  int32_t status = impl_->run(input_pointers.data(), output_pointers.data(), workspace.get());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]->bytes.empty()) {
+      std::memcpy(impl_->input_buffers[i].get(), inputs[i]->bytes.data(), inputs[i]->bytes.size());
+    }
+    input_pointers.push_back(impl_->input_buffers[i].get());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) output_pointers.push_back(impl_->output_buffers[i].get());
+  int32_t status = impl_->run(input_pointers.data(), output_pointers.data(), impl_->workspace.get());
   if (status == KILN_ERROR_SHAPE_MISMATCH) {
     return absl::InvalidArgumentError(
         "the model's run returned KILN_ERROR_SHAPE_MISMATCH: an input that decides a shape holds "

@@ -72,6 +72,32 @@ TEST(CodegenTest, ConvWithPaddingMatchesHandComputedValues) {
   }
 }
 
+// One loaded model run twice: its input, output and workspace buffers are allocated by the first
+// run and reused by the second, which must still compute from its own inputs only (all-ones
+// then all-twos: every output of the second run doubles the first's, plus the bias's share).
+TEST(CodegenTest, ALoadedModelRunTwiceComputesEachRunFromItsOwnInputs) {
+  CompileResult compiled = CompileNative(kConv);
+  absl::StatusOr<std::unique_ptr<codegen::NativeModel>> model = LoadNative(compiled);
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<std::vector<double>> results;
+  for (double value : {1.0, 2.0}) {
+    ModelTensors tensors = MakeModelTensors(compiled);
+    tensors.inputs[0] = loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 2, 8, 32},
+                                                      std::vector<double>(2 * 8 * 32, value));
+    tensors.inputs[1] = loop::HostTensor::FromDoubles(DataType::kFloat32, {4, 2, 3, 3},
+                                                      std::vector<double>(4 * 2 * 9, 1.0));
+    tensors.inputs[2] = loop::HostTensor::FromDoubles(DataType::kFloat32, {4, 1, 1}, {1, 1, 1, 1});
+    ASSERT_TRUE((*model)->Run({&tensors.inputs[0], &tensors.inputs[1], &tensors.inputs[2]},
+                              {&tensors.outputs[0]}).ok());
+    results.push_back(tensors.outputs[0].ToDoubles());
+  }
+  // Corner 2*4 window values + bias 1: 9, then 2*2*4 + 1 = 17; inside 2*9 + 1 = 19, then 37.
+  EXPECT_EQ(results[0][0], 9.0);
+  EXPECT_EQ(results[1][0], 17.0);
+  EXPECT_EQ(results[0][3 * 32 + 17], 19.0);
+  EXPECT_EQ(results[1][3 * 32 + 17], 37.0);
+}
+
 // Runs `compiled` natively and with the interpreter on `inputs`; every output must agree within
 // rtol = atol = 1e-5. Returns the interpreter's outputs.
 std::vector<std::vector<double>> ExpectNativeMatchesInterpreter(const CompileResult& compiled,
