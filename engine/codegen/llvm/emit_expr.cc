@@ -6,6 +6,7 @@
 #include "engine/codegen/llvm/inline_exp.h"
 #include "engine/codegen/llvm/vector_math.h"
 #include "engine/ir/float16.h"
+#include "engine/loop/arith/expr_deep_equal.h"
 #include "engine/support/check.h"
 #include "llvm/IR/Intrinsics.h"
 
@@ -202,6 +203,18 @@ llvm::Value* FunctionEmitter::EmitBinary(const loop::BinaryNode* op) {
       llvm::Value* y = Splat(EmitExpr(mul->b), lanes);
       llvm::Value* z = Splat(EmitExpr(addend), lanes);
       return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()}, {x, y, z});
+    }
+  }
+  // y * sigmoid(y) in float32 (swish, SiLU): y / (1 + exp(-y)), one division and no multiply.
+  if (op->op == BinaryOp::kMul && dtype == DataType::kFloat32) {
+    for (const auto& [factor, other] : {std::pair{op->a, op->b}, std::pair{op->b, op->a}}) {
+      const auto* call = other.as<loop::IntrinsicCallNode>();
+      if (call == nullptr || call->intrinsic != Intrinsic::kSigmoid ||
+          !loop::arith::ExprDeepEqual(call->args[0], factor)) {
+        continue;
+      }
+      llvm::Value* y = Splat(EmitExpr(factor), op->type.lanes);
+      return EmitInlineSigmoidFloat(b_, y, y);
     }
   }
   llvm::Value* a = EmitExpr(op->a);

@@ -21,7 +21,9 @@ llvm::Value* EmitInlineExpFloat(llvm::IRBuilderBase& builder, llvm::Value* x);
 // polynomial but about half the instructions of a call to the exp above (swish and SE gates
 // put one per element in convolution epilogues): one clamp per side, 2^n from a single shift.
 // Within 6 ulp above x = -88; 0 below about -88.7 (where the true value is subnormal), 1 above
-// 17 and at +inf, NaN for NaN.
-llvm::Value* EmitInlineSigmoidFloat(llvm::IRBuilderBase& builder, llvm::Value* x);
+// 17 and at +inf, NaN for NaN. With `numerator`, numerator / (1 + exp(-x)) instead: swish,
+// x * sigmoid(x), as x / (1 + exp(-x)), one division and no multiply (and one rounding less).
+llvm::Value* EmitInlineSigmoidFloat(llvm::IRBuilderBase& builder, llvm::Value* x,
+                                    llvm::Value* numerator = nullptr);
 
 }  // namespace kiln::codegen

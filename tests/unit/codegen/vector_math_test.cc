@@ -10,6 +10,8 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "engine/driver/driver.h"
@@ -137,12 +139,13 @@ TEST(VectorMathTest, OtherTargetsCallLibmPerLane) {
   EXPECT_THAT(compiled->native->llvm_ir, Not(HasSubstr("_ZGV")));
 }
 
-// `op` of 11 float32 values through native code: one vector of 8 and 3 in the scalar tail.
-std::vector<double> RunFloatUnary(const std::string& op, const std::vector<double>& x) {
+// `body` (an expression of %x) of float32 values through native code; 11 values are one vector
+// of 8 and 3 in the scalar tail.
+std::vector<double> RunFloatExpression(const std::string& body, const std::vector<double>& x) {
   CompileOptions options;
   options.codegen = HostCodegenOptions();
   absl::StatusOr<CompileResult> compiled = CompileGraphText(
-      absl::StrCat("def @main(%x: Tensor[(", x.size(), "), float32]) {\n  ", op, "(%x)\n}\n"),
+      absl::StrCat("def @main(%x: Tensor[(", x.size(), "), float32]) {\n  ", body, "\n}\n"),
       options);
   KILN_CHECK(compiled.ok()) << compiled.status();
   ModelTensors tensors = MakeModelTensors(*compiled);
@@ -151,6 +154,10 @@ std::vector<double> RunFloatUnary(const std::string& op, const std::vector<doubl
   absl::Status ran = RunNative(*compiled, {&tensors.inputs[0]}, {&tensors.outputs[0]});
   KILN_CHECK(ran.ok()) << ran;
   return tensors.outputs[0].ToDoubles();
+}
+
+std::vector<double> RunFloatUnary(const std::string& op, const std::vector<double>& x) {
+  return RunFloatExpression(op + "(%x)", x);
 }
 
 // The inline exp's special values, through a vector body and its scalar tail alike (11 elements:
@@ -188,6 +195,39 @@ TEST(VectorMathTest, InlineSigmoidSpecialValues) {
   EXPECT_TRUE(std::isnan(y[8]));
   EXPECT_EQ(y[9], 0);
   EXPECT_EQ(y[10], y[3]);  // the tail computes what the vector body computes
+}
+
+// Swish, x * sigmoid(x) (EfficientNet's activation), is computed as x / (1 + exp(-x)): within
+// sigmoid's 6 ulp of the double-precision value over the range that matters and down to where
+// the result leaves the normal range, and with x * sigmoid(x)'s special values.
+TEST(VectorMathTest, SwishStaysWithinSigmoidsBoundAndKeepsItsSpecialValues) {
+  for (auto [lo, hi] : {std::pair{-30.0, 30.0}, std::pair{-87.3, 100.0}}) {
+    std::vector<double> x;
+    for (int i = 0; i < kSize; ++i) {
+      x.push_back(static_cast<float>(lo + (hi - lo) * (i + 0.37) / kSize));
+    }
+    std::vector<double> y = RunFloatExpression("multiply(%x, sigmoid(%x))", x);
+    double worst = 0, worst_x = 0;
+    for (int i = 0; i < kSize; ++i) {
+      double error = UlpError(y[i], x[i] / (1 + std::exp(-x[i])), /*is_float=*/true);
+      if (error > worst) std::tie(worst, worst_x) = std::tie(error, x[i]);
+    }
+    EXPECT_LE(worst, 6) << "swish on [" << lo << ", " << hi << "] at x = " << worst_x;
+  }
+  std::vector<double> y = RunFloatExpression("multiply(%x, sigmoid(%x))",
+                                             {NAN, -INFINITY, INFINITY, 0, -200, 200, 20, 1, NAN, -1, 0});
+  ASSERT_EQ(y.size(), 11u);
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_TRUE(std::isnan(y[1]));  // -inf * sigmoid(-inf) = -inf * 0
+  EXPECT_EQ(y[2], INFINITY);
+  EXPECT_EQ(y[3], 0);
+  EXPECT_EQ(y[4], 0);  // -200 * 1e-87: -0
+  EXPECT_EQ(y[5], 200);
+  EXPECT_EQ(y[6], 20);  // 20 * (1 - 2e-9) rounds to 20 in float
+  EXPECT_FLOAT_EQ(y[7], 1 / (1 + std::exp(-1.0)));
+  EXPECT_TRUE(std::isnan(y[8]));
+  EXPECT_FLOAT_EQ(y[9], -1 / (1 + std::exp(1.0)));  // the scalar tail, as the vector body
+  EXPECT_EQ(y[10], 0);
 }
 
 }  // namespace
