@@ -214,7 +214,7 @@ llvm::Value* FunctionEmitter::EmitBinary(const loop::BinaryNode* op) {
         continue;
       }
       llvm::Value* y = Splat(EmitExpr(factor), op->type.lanes);
-      return EmitInlineSigmoidFloat(b_, y, y);
+      return EmitInlineSigmoidFloat(b_, y, y, module_.vector_math.avx512);
     }
   }
   llvm::Value* a = EmitExpr(op->a);
@@ -484,7 +484,7 @@ llvm::Value* FunctionEmitter::EmitFloatMath(Intrinsic intrinsic, DataType dtype,
   llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
   // float32 exp is inlined (inline_exp.h); double keeps libmvec and libm.
   auto exp = [&](llvm::Value* v) -> llvm::Value* {
-    if (type->getScalarType()->isFloatTy()) return EmitInlineExpFloat(b_, v);
+    if (type->getScalarType()->isFloatTy()) return EmitInlineExpFloat(b_, v, module_.vector_math.avx512);
     return vector_or("exp", {v}, [&] { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, v); });
   };
   switch (intrinsic) {
@@ -493,7 +493,9 @@ llvm::Value* FunctionEmitter::EmitFloatMath(Intrinsic intrinsic, DataType dtype,
     case Intrinsic::kSqrt: return unary(llvm::Intrinsic::sqrt);
     case Intrinsic::kRsqrt: return b_.CreateFDiv(one, unary(llvm::Intrinsic::sqrt));
     case Intrinsic::kSigmoid: {
-      if (type->getScalarType()->isFloatTy()) return EmitInlineSigmoidFloat(b_, x);
+      if (type->getScalarType()->isFloatTy()) {
+        return EmitInlineSigmoidFloat(b_, x, nullptr, module_.vector_math.avx512);
+      }
       // e / (1 + e) for x < 0 and 1 / (1 + e) otherwise, with e = exp(-|x|) <= 1: no overflow,
       // and the divisor lies in [1, 2]. A NaN stays NaN.
       llvm::Value* e = exp(b_.CreateFNeg(unary(llvm::Intrinsic::fabs)));

@@ -24,6 +24,9 @@ constexpr std::array<const char*, 20> kVectorFunctions = {
 VectorMathTarget VectorMathTarget::For(const llvm::TargetMachine& machine) {
   VectorMathTarget target;
   const llvm::Triple& triple = machine.getTargetTriple();
+  if (triple.getArch() == llvm::Triple::x86_64) {
+    target.avx512 = machine.getMCSubtargetInfo()->checkFeatures("+avx512f,+avx512dq,+avx512vl");
+  }
   if (triple.getArch() != llvm::Triple::x86_64 || !triple.isOSLinux() || !triple.isGNUEnvironment()) {
     return target;
   }

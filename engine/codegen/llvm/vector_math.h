@@ -24,6 +24,9 @@ namespace kiln::codegen {
 struct VectorMathTarget {
   bool enabled = false;
   char isa_256 = 0;  // 0: no 256-bit variants
+  // AVX-512 F, DQ and VL (any OS): the inline exp and sigmoid apply 2^n with vscalefps, swish
+  // clamps with vrangeps (inline_exp.h).
+  bool avx512 = false;
 
   static VectorMathTarget For(const llvm::TargetMachine& machine);
 };

@@ -344,6 +344,49 @@ TEST(CodegenTest, EachTargetGetsItsOwnInstructions) {
   EXPECT_THAT(arm, HasSubstr("fmla"));
 }
 
+// A convolution with a swish epilogue (EfficientNet's layer) and a softmax's exp: on AVX-512
+// targets the inline sigmoid and exp apply 2^n with vscalefps and swish clamps with vrangeps; on
+// AVX2 neither instruction exists and the shift-and-multiply sequence stays.
+constexpr char kSwishConv[] = R"(
+def @main(%x: Tensor[(1, 16, 4, 16), float32], %w: Tensor[(32, 16, 1, 1), float32],
+          %b: Tensor[(32, 1, 1), float32]) {
+  %0 = nn.conv2d(%x, %w) /* si=conv */;
+  %1 = add(%0, %b) /* si=bias */;
+  %2 = sigmoid(%1) /* si=sigmoid */;
+  %3 = multiply(%1, %2) /* si=swish */;
+  nn.softmax(%3, axis=1) /* si=softmax */
+}
+)";
+
+TEST(CodegenTest, Avx512TargetsScaleExpAndSigmoidWithVscalef) {
+  codegen::CodegenOptions options;
+  options.target.triple = "x86_64-linux-gnu";
+  for (const char* cpu : {"skylake-avx512", "znver4"}) {
+    options.target.cpu = cpu;
+    std::string text = Disassemble(CompileNative(kSwishConv, options), cpu);
+    EXPECT_THAT(text, HasSubstr("vscalefps")) << cpu;
+    EXPECT_THAT(text, HasSubstr("vrangeps")) << cpu;
+  }
+  options.target.cpu = "haswell";
+  std::string avx2 = Disassemble(CompileNative(kSwishConv, options), "haswell");
+  EXPECT_THAT(avx2, HasSubstr("vfmadd"));
+  EXPECT_THAT(avx2, Not(HasSubstr("vscalefps")));
+}
+
+// The same layer run on this machine (its 16-lane register tiles and their scalar tails on an
+// AVX-512 host) computes what the interpreter does, over inputs that reach past both ends of
+// the clamped range.
+TEST(CodegenTest, SwishConvAndSoftmaxMatchTheInterpreter) {
+  std::vector<double> x = Ramp(16 * 4 * 16, 9.5, -100);
+  x[5] = 150;  // swish of a large value is the value; of a large negative one, -0
+  x[6] = -150;
+  ExpectNativeMatchesInterpreter(
+      CompileNative(kSwishConv),
+      {loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 16, 4, 16}, x),
+       loop::HostTensor::FromDoubles(DataType::kFloat32, {32, 16, 1, 1}, Ramp(512, 0.01, -0.1)),
+       loop::HostTensor::FromDoubles(DataType::kFloat32, {32, 1, 1}, Ramp(32, 0.5, -5))});
+}
+
 // The default pipeline blocks convolutions by the target's float32 lanes per vector register,
 // as each ISA defines them: 512-bit AVX-512, 256-bit AVX2, 128-bit SSE and NEON.
 TEST(CodegenTest, TheDefaultPipelineBlocksChannelsByTheTargetsVectorLanes) {
