@@ -83,6 +83,8 @@ std::vector<double> Sweep(const MathCase& c, bool is_float) {
   return x;
 }
 
+std::vector<double> RunFloatExpression(const std::string& body, const std::vector<double>& x);
+
 void CheckAccuracy(const std::string& cpu, const char* dtype, DataType kiln_dtype,
                    const std::string& expected_call) {
   bool is_float = kiln_dtype == DataType::kFloat32;
@@ -119,6 +121,22 @@ void CheckAccuracy(const std::string& cpu, const char* dtype, DataType kiln_dtyp
 TEST(VectorMathTest, Avx2VariantsStayWithinTheDocumentedError) {
   CheckAccuracy("haswell", "float32", DataType::kFloat32, "_ZGVdN8v");
   CheckAccuracy("haswell", "float64", DataType::kFloat64, "_ZGVdN4v");
+}
+
+// This machine's own CPU (vscalefps and vrangeps on an AVX-512 host, inline_exp.h): the inline
+// float32 exp and sigmoid within the same bounds as on AVX2.
+TEST(VectorMathTest, InlineExpAndSigmoidOnThisMachineStayWithinTheDocumentedError) {
+  for (const MathCase& c : kCases) {
+    if (std::string(c.op) != "exp" && std::string(c.op) != "sigmoid") continue;
+    std::vector<double> x = Sweep(c, /*is_float=*/true);
+    std::vector<double> y = RunFloatExpression(absl::StrCat(c.op, "(%x)"), x);
+    double worst = 0, worst_x = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      double error = UlpError(y[i], c.reference(x[i]), /*is_float=*/true);
+      if (error > worst) std::tie(worst, worst_x) = std::tie(error, x[i]);
+    }
+    EXPECT_LE(worst, c.max_ulp) << c.op << " on [" << c.lo << ", " << c.hi << "] at x = " << worst_x;
+  }
 }
 
 // SSE (`b`, 128 bits): an 8-float vector is two calls of 4.
