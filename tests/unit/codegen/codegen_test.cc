@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "engine/driver/driver.h"
 #include "engine/driver/run_model.h"
 
@@ -290,9 +292,12 @@ TEST(CodegenTest, ObjectsOfOtherFormatsCarryTheirLargeWeightsToo) {
   EXPECT_NE(compiled.native->object.find(d), std::string::npos);
 }
 
-// Writes `bytes` to a fresh file under the test's temporary directory.
+// Writes `bytes` to a fresh file under this process's temporary directory: ctest runs each test
+// case as its own process, in parallel, and two cases writing one path (skylake-avx512.o) read
+// each other's bytes.
 fs::path WriteTemp(const std::string& name, const std::string& bytes) {
-  fs::path dir = fs::path(::testing::TempDir()) / "kiln_codegen_test";
+  fs::path dir =
+      fs::path(::testing::TempDir()) / ("kiln_codegen_test_" + std::to_string(getpid()));
   fs::create_directories(dir);
   fs::path path = dir / name;
   std::ofstream(path, std::ios::binary) << bytes;
