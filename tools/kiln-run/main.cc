@@ -47,6 +47,9 @@ ABSL_FLAG(double, peak_gflops, 0,
           "share of it (0: not printed)");
 ABSL_FLAG(int, top_kernels, 20,
           "with --benchmark: how many of the slowest kernels to list (the rest are summed)");
+ABSL_FLAG(int, weight_prefetch_footprint_mib, 16,
+          "native: fetch large weights ahead (each by an earlier kernel) when the model's weights "
+          "and workspace exceed this many MiB; negative: never");
 ABSL_FLAG(std::string, symbol_prefix, "kiln_model",
           "the exported symbol prefix of a MODEL.so (Compile's symbol_prefix)");
 
@@ -175,6 +178,8 @@ int main(int argc, char** argv) {
       options.codegen = kiln::driver::HostCodegenOptions();
       // Per-kernel times for --benchmark: two runtime calls around each kernel.
       options.codegen->profile_kernels = absl::GetFlag(FLAGS_benchmark) > 0;
+      int footprint_mib = absl::GetFlag(FLAGS_weight_prefetch_footprint_mib);
+      options.codegen->weight_prefetch_footprint_bytes = footprint_mib < 0 ? -1 : int64_t{footprint_mib} << 20;
     }
     bool onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
     auto compile_start = std::chrono::steady_clock::now();

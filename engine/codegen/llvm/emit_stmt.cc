@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/codegen/llvm/function_emitter.h"
+#include "engine/codegen/llvm/weight_prefetch.h"
 #include "engine/loop/functor.h"
 #include "engine/support/check.h"
 #include "llvm/IR/Intrinsics.h"
@@ -114,6 +115,7 @@ void FunctionEmitter::EmitSerialFor(const loop::ForNode* op, llvm::Value* begin,
   b_.CreateCondBr(b_.CreateICmpSLT(i, end), body, exit);
   b_.SetInsertPoint(body);
   vars_[op->loop_var.get()] = b_.CreateAdd(offset, i, op->loop_var->name);
+  if (prefetch_ != nullptr && prefetch_->host == op) EmitPrefetches();
   EmitStmt(op->body);
   LocateAt(op);  // the increment and back edge are the loop's own
   llvm::Value* next = b_.CreateAdd(i, llvm::ConstantInt::get(i->getType(), 1));
@@ -183,6 +185,8 @@ void FunctionEmitter::EmitParallelFor(const loop::ForNode* op) {
 
   // The outlined body: unpack the closure, run iterations [begin, end).
   FunctionEmitter inner(module_, body, nullptr, nullptr, /*in_parallel=*/true);
+  inner.prefetch_ = prefetch_;
+  inner.prefetch_weights_ = prefetch_weights_;
   inner.SetSubprogram(module_.AttachSubprogram(body, module_.LineOf(op)));
   inner.LocateAt(op);
   llvm::Value* inner_closure = body->getArg(2);

@@ -12,12 +12,15 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/codegen/llvm/module_context.h"
 #include "engine/loop/stmt.h"
 #include "llvm/IR/IRBuilder.h"
 
 namespace kiln::codegen {
+
+struct PrefetchPlan;  // weight_prefetch.h
 
 class FunctionEmitter {
  public:
@@ -29,6 +32,11 @@ class FunctionEmitter {
                   llvm::Value* scratch, bool in_parallel);
 
   void Bind(const loop::VarNode* var, llvm::Value* value) { vars_[var] = value; }
+  // Weights to fetch ahead (weight_prefetch.h), with the global of each of the plan's targets.
+  void SetPrefetchPlan(const PrefetchPlan* plan, std::vector<llvm::Constant*> weights) {
+    prefetch_ = plan;
+    prefetch_weights_ = std::move(weights);
+  }
   // With debug info: the function's subprogram (every instruction gets the line of the loop
   // statement it came from, in it).
   void SetSubprogram(llvm::DISubprogram* subprogram);
@@ -45,6 +53,9 @@ class FunctionEmitter {
   void EmitStore(const loop::BufferStoreNode* op);
   void EmitAllocate(const loop::AllocateNode* op);
   void EmitIfThenElse(const loop::IfThenElseNode* op);
+  // At the top of an iteration of the prefetch plan's host loop: its share of the targets
+  // (weight_prefetch.cc).
+  void EmitPrefetches();
 
   // Expressions (emit_expr.cc).
   llvm::Value* EmitExpr(const loop::PrimExpr& expr);
@@ -103,6 +114,8 @@ class FunctionEmitter {
   // The lanes of the vector expression being emitted that are taken (inside vector Selects and
   // `&&`/`||`); null when all are.
   llvm::Value* mask_ = nullptr;
+  const PrefetchPlan* prefetch_ = nullptr;
+  std::vector<llvm::Constant*> prefetch_weights_;
 };
 
 }  // namespace kiln::codegen

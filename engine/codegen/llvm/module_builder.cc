@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/codegen/llvm/function_emitter.h"
 #include "engine/codegen/llvm/module_context.h"
+#include "engine/codegen/llvm/weight_prefetch.h"
 #include "engine/loop/functor.h"
 #include "engine/loop/prim_func.h"
 #include "engine/support/check.h"
@@ -122,6 +123,8 @@ class Builder {
     PlanMain(main_->body);
     scratch_base_ = RoundUp(main_workspace_bytes_);
     for (const lower::LoweredKernel& kernel : lowered_.kernels) DeclareKernel(kernel);
+    prefetch_plans_ = PlanWeightPrefetches(lowered_, scratch_base_ + max_scratch_bytes_,
+                                           options_.weight_prefetch_footprint_bytes);
     for (const lower::LoweredKernel& kernel : lowered_.kernels) EmitKernel(kernel);
     EmitEntry();
     EmitSignature();
@@ -246,6 +249,11 @@ class Builder {
     llvm::Value* scratch = info.function->getArg(static_cast<unsigned>(info.func->params.size()));
     FunctionEmitter emitter(context_, info.function, &info.scratch_offsets, scratch,
                             /*in_parallel=*/false);
+    if (auto it = prefetch_plans_.find(kernel.name); it != prefetch_plans_.end()) {
+      std::vector<llvm::Constant*> weights;
+      for (const PrefetchPlan::Target& target : it->second.targets) weights.push_back(WeightGlobal(target.weight));
+      emitter.SetPrefetchPlan(&it->second, std::move(weights));
+    }
     emitter.SetSubprogram(context_.AttachSubprogram(info.function, context_.LineOf(info.func.get())));
     for (size_t i = 0; i < info.func->params.size(); ++i) {
       llvm::Value* arg = info.function->getArg(static_cast<unsigned>(i));
@@ -283,6 +291,13 @@ class Builder {
   // (see deferred_weights.h); its address is this module's all the same (hidden, dso_local),
   // so code reaches it as it reaches an internal one.
   llvm::Constant* WeightGlobal(size_t index) {
+    if (auto it = weight_globals_.find(index); it != weight_globals_.end()) return it->second;
+    llvm::Constant* global = DefineWeightGlobal(index);
+    weight_globals_[index] = global;
+    return global;
+  }
+
+  llvm::Constant* DefineWeightGlobal(size_t index) {
     const TensorData& data = lowered_.constants[index].second;
     llvm::LLVMContext& context = context_.context();
     std::string name = absl::StrCat(options_.symbol_prefix, "_weight_", index);
@@ -540,6 +555,8 @@ class Builder {
   int64_t scratch_base_ = 0;
   int64_t max_scratch_bytes_ = 0;
   std::vector<DeferredWeight> deferred_weights_;
+  std::map<size_t, llvm::Constant*> weight_globals_;
+  std::map<std::string, PrefetchPlan> prefetch_plans_;
   llvm::Function* entry_ = nullptr;
   llvm::Value* workspace_ = nullptr;
   llvm::BasicBlock* fail_shape_ = nullptr;  // returns KILN_ERROR_SHAPE_MISMATCH
