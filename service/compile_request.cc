@@ -64,6 +64,9 @@ absl::StatusOr<driver::CompileOptions> ToCompileOptions(const v1::CompileRequest
   codegen.emit_assembly = true;
   codegen.emit_llvm_ir = true;
   codegen.fast_math = request.fast_math();
+  if (request.target().has_weight_prefetch_footprint_bytes()) {
+    codegen.weight_prefetch_footprint_bytes = request.target().weight_prefetch_footprint_bytes();
+  }
   options.codegen = codegen;
   const v1::PassOptions& pass = request.pass_options();
   if (pass.has_opt_level()) {

@@ -42,6 +42,10 @@ const std::vector<FlagSpec>& Flags() {
        "LLVM target triple of the native code, e.g. aarch64-linux-gnu (default: kilnd's host)"},
       {"cpu", "NAME", false, false, "target CPU, e.g. x86-64-v2, skylake-avx512, znver4"},
       {"features", "+A,-B", false, false, "LLVM target features, e.g. +avx2,-avx512f"},
+      {"weight-prefetch-footprint-mib", "N", false, false,
+       "fetch large weights ahead (each by an earlier kernel) when the model's weights and "
+       "workspace exceed N MiB, the cache the target keeps between runs (default 16; 0 always, "
+       "negative never)"},
       {"fast-math", "", false, false,
        "fast-math flags on the native code's float arithmetic (reassociation, no NaN/Inf); "
        "trace --check-numerics shows each kernel's loss"},
@@ -88,7 +92,7 @@ constexpr absl::string_view kPassFlags[] = {"opt-level",      "pipeline",       
                                             "required-pass",  "config",         "input-shape",
                                             "sequence-input", "empty-optional-input",
                                             "target",         "cpu",            "features",
-                                            "fast-math"};
+                                            "weight-prefetch-footprint-mib",    "fast-math"};
 
 std::vector<absl::string_view> WithPassFlags(std::vector<absl::string_view> flags) {
   flags.insert(flags.end(), std::begin(kPassFlags), std::end(kPassFlags));

@@ -150,6 +150,14 @@ absl::StatusOr<kiln::v1::CompileRequest> CompileRequestFromFlags(const CommandLi
   request.mutable_target()->set_triple(line.Value("target").value_or(""));
   request.mutable_target()->set_cpu(line.Value("cpu").value_or(""));
   request.mutable_target()->set_features(line.Value("features").value_or(""));
+  if (std::optional<std::string> mib = line.Value("weight-prefetch-footprint-mib")) {
+    int64_t value;
+    if (!absl::SimpleAtoi(*mib, &value) || value > (int64_t{1} << 40) || value < -(int64_t{1} << 40)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--weight-prefetch-footprint-mib: '", *mib, "' is not an integer number of MiB"));
+    }
+    request.mutable_target()->set_weight_prefetch_footprint_bytes(value < 0 ? -1 : value << 20);
+  }
   request.set_fast_math(line.Bool("fast-math"));
   for (const std::string& spec : line.List("input-shape")) {
     if (absl::Status status = ParseInputShape(spec, request.add_input_shapes()); !status.ok()) {

@@ -80,6 +80,33 @@ TEST_F(KilnCliTest, CompileWritesEveryArtifact) {
   EXPECT_NE(run.output.find("compile id"), std::string::npos) << run.output;
 }
 
+// --weight-prefetch-footprint-mib reaches kilnd's code generator through the request's target:
+// at 0 every model counts as too large for the cache, and the classifier's second 1 MiB weight
+// is fetched ahead by the first layer's kernel (prefetchnta in the assembly); by default its
+// 2 MiB of weights stay in cache and nothing is fetched. The two compiles have distinct ids.
+TEST_F(KilnCliTest, WeightPrefetchFootprintReachesTheNativeCode) {
+  const std::string classifier = (dir_ / "classifier.onnx").string();
+  std::ofstream(classifier, std::ios::binary) << kiln::testing::ClassifierModel();
+  std::vector<std::string> ids;
+  for (const std::string flag : {"", " --weight-prefetch-footprint-mib=0"}) {
+    const std::string out = (dir_ / ("prefetch" + std::to_string(flag.size()))).string();
+    CliRun run = Kiln("compile " + classifier + " --artifacts=asm --out=" + out + flag + server_);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    std::ifstream assembly(std::filesystem::path(out) / "kiln_model.s");
+    std::stringstream text;
+    text << assembly.rdbuf();
+    ASSERT_NE(text.str().find("vfmadd"), std::string::npos) << flag;  // the kernels are there
+    EXPECT_EQ(text.str().find("prefetchnta") != std::string::npos, !flag.empty()) << flag;
+    const size_t id = run.output.find("compile id");
+    ASSERT_NE(id, std::string::npos) << run.output;
+    ids.push_back(run.output.substr(id, run.output.find('\n', id) - id));
+  }
+  CliRun bad = Kiln("compile " + classifier + " --weight-prefetch-footprint-mib=lots" + server_);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--weight-prefetch-footprint-mib"), std::string::npos) << bad.output;
+  EXPECT_NE(ids[0], ids[1]);
+}
+
 TEST_F(KilnCliTest, TraceShowsPassesAndTheirDiffs) {
   CliRun run = Kiln("trace " + model_ + server_);
   ASSERT_EQ(run.exit_code, 0) << run.output;

@@ -67,6 +67,26 @@ onnx::ModelProto SmallModelProto(float scale, int weight_in_channels) {
 
 }  // namespace
 
+std::string ClassifierModel() {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  graph->set_name("classifier");
+  AddTensorInfo(graph->mutable_input(), "input", {1, 512});
+  AddInitializer(graph, "w0", {512, 512}, 0.05f);
+  AddInitializer(graph, "w1", {512, 512}, 0.05f);
+  onnx::NodeProto* dense0 = AddNode(graph, "Gemm", "dense0", {"input", "w0"}, "d0");
+  onnx::AttributeProto* trans = dense0->add_attribute();
+  trans->set_name("transB");
+  trans->set_type(onnx::AttributeProto::INT);
+  trans->set_i(1);
+  AddNode(graph, "Relu", "relu0", {"d0"}, "r0");
+  *AddNode(graph, "Gemm", "dense1", {"r0", "w1"}, "output")->add_attribute() = *trans;
+  AddTensorInfo(graph->mutable_output(), "output", {1, 512});
+  return model.SerializeAsString();
+}
+
 std::string SequenceInputModel() {
   onnx::ModelProto model;
   model.set_ir_version(8);

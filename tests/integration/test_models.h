@@ -21,6 +21,10 @@ std::string ShapeMismatchModel();
 // s[1] "at" of a float sequence input "s" (its element shapes come with the request) -> y.
 std::string SequenceInputModel();
 
+// input[1,512] -> Gemm "dense0" (a 1 MiB weight) -> Relu "relu0" -> Gemm "dense1" -> output: a
+// classifier whose second weight the first layer's kernel can fetch ahead (native code).
+std::string ClassifierModel();
+
 // Models an attacker would send: a few hundred bytes each.
 // ConstantOfShape([elements]) of float 1 "fill" -> ReduceMax "max" -> output.
 std::string ConstantOfShapeModel(int64_t elements);

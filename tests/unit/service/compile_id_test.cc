@@ -56,6 +56,26 @@ TEST(CompileIdTest, ChangesWithAnythingThatChangesTheCompile) {
   v1::CompileRequest target = Base();
   target.mutable_target()->set_cpu("znver4");
   EXPECT_NE(CompileId(target), base);
+  // Fetching weights ahead changes the machine code: set, even to the default, it is part of
+  // the id (unset and 16 MiB compile alike, but a client that says so asked for it).
+  v1::CompileRequest prefetch = Base();
+  prefetch.mutable_target()->set_weight_prefetch_footprint_bytes(0);
+  EXPECT_NE(CompileId(prefetch), base);
+  v1::CompileRequest never = Base();
+  never.mutable_target()->set_weight_prefetch_footprint_bytes(-1);
+  EXPECT_NE(CompileId(never), CompileId(prefetch));
+}
+
+TEST(CompileOptionsTest, TheTargetsWeightPrefetchFootprintReachesCodeGeneration) {
+  auto unset = ToCompileOptions(Base());
+  ASSERT_TRUE(unset.ok()) << unset.status();
+  EXPECT_EQ(unset->codegen->weight_prefetch_footprint_bytes,
+            codegen::CodegenOptions().weight_prefetch_footprint_bytes);
+  v1::CompileRequest never = Base();
+  never.mutable_target()->set_weight_prefetch_footprint_bytes(-1);
+  auto options = ToCompileOptions(never);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->codegen->weight_prefetch_footprint_bytes, -1);
 }
 
 TEST(CompileOptionsTest, OutOfRangeValuesNameTheirField) {
