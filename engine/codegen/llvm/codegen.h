@@ -49,8 +49,9 @@ struct CodegenOptions {
   // A model whose weights and workspace take more bytes than this gets its large weights fetched
   // ahead, each by an earlier kernel while it computes (weight_prefetch.h): its weights do not
   // stay in the last-level cache between runs. 16 MiB: half of a Zen 4 CCD's 32 MiB L3, which
-  // the other cores (a VM's neighbours) share; there, streaming a 16 MiB buffer reads 60 GB/s
-  // and a 32 MiB one 29, against 97 at 8 MiB and DRAM's 18-20. Negative: never.
+  // the other cores (a VM's neighbours) share; there one core reads a 16 MiB buffer at 61-72
+  // GB/s and a 32 MiB one at 29-44, against ~99 at 8 MiB and DRAM's ~20 (bench/
+  // cache_stream_bench). Negative: never.
   int64_t weight_prefetch_footprint_bytes = int64_t{16} << 20;
   // DWARF line tables pointing into the printed loop IR (NativeModule::loop_source, named
   // "model.loop.py", the LOOP_IR artifact): objdump -S, gdb and perf attribute machine code to
