@@ -121,6 +121,9 @@ ABSL_FLAG(std::string, mattr, "", "LLVM target features, e.g. +avx2,-avx512f");
 ABSL_FLAG(bool, fast_math, false,
           "fast-math flags on the native code's float arithmetic (reassociation, no NaN/Inf); "
           "--check-numerics shows each kernel's loss");
+ABSL_FLAG(int, weight_prefetch_footprint_mib, 16,
+          "native code: fetch large weights ahead (each by an earlier kernel) when the model's "
+          "weights and workspace exceed this many MiB (0: always; negative: never)");
 ABSL_FLAG(int, codegen_opt_level, 2, "LLVM's optimization level 0..3 for native code");
 ABSL_FLAG(std::string, o, "", "write the output to this file instead of stdout (--emit=obj|so need it)");
 ABSL_FLAG(std::string, loop_passes, kiln::driver::DefaultLoopPipeline(),
@@ -482,6 +485,8 @@ int CompileInput(const std::string& path, const std::string& text, bool is_text,
                       absl::GetFlag(FLAGS_mattr)};
     codegen.opt_level = absl::GetFlag(FLAGS_codegen_opt_level);
     codegen.fast_math = absl::GetFlag(FLAGS_fast_math);
+    int footprint_mib = absl::GetFlag(FLAGS_weight_prefetch_footprint_mib);
+    codegen.weight_prefetch_footprint_bytes = footprint_mib < 0 ? -1 : int64_t{footprint_mib} << 20;
     codegen.emit_assembly = emit == "asm" || emit == "provenance";
     codegen.emit_llvm_ir = emit == "llvm";
     codegen.emit_shared_library = emit == "so";
