@@ -48,12 +48,18 @@ void SetInts(onnx::NodeProto* node, const std::string& name, std::vector<int64_t
   for (int64_t v : values) attr->add_ints(v);
 }
 
-onnx::ModelProto SmallModelProto(float scale, int weight_in_channels) {
+// An empty opset-13 model whose graph is `name`.
+onnx::ModelProto NewModel(const std::string& name) {
   onnx::ModelProto model;
   model.set_ir_version(8);
   model.add_opset_import()->set_version(13);
+  model.mutable_graph()->set_name(name);
+  return model;
+}
+
+onnx::ModelProto SmallModelProto(float scale, int weight_in_channels) {
+  onnx::ModelProto model = NewModel("small");
   onnx::GraphProto* graph = model.mutable_graph();
-  graph->set_name("small");
   AddTensorInfo(graph->mutable_input(), "input", {1, 3, 8, 8});
   AddInitializer(graph, "w", {3, weight_in_channels, 3, 3}, scale);
   AddInitializer(graph, "b", {3}, scale);
@@ -68,11 +74,8 @@ onnx::ModelProto SmallModelProto(float scale, int weight_in_channels) {
 }  // namespace
 
 std::string ClassifierModel() {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.add_opset_import()->set_version(13);
+  onnx::ModelProto model = NewModel("classifier");
   onnx::GraphProto* graph = model.mutable_graph();
-  graph->set_name("classifier");
   AddTensorInfo(graph->mutable_input(), "input", {1, 512});
   AddInitializer(graph, "w0", {512, 512}, 0.05f);
   AddInitializer(graph, "w1", {512, 512}, 0.05f);
@@ -88,11 +91,8 @@ std::string ClassifierModel() {
 }
 
 std::string SequenceInputModel() {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.add_opset_import()->set_version(13);
+  onnx::ModelProto model = NewModel("sequence_input");
   onnx::GraphProto* graph = model.mutable_graph();
-  graph->set_name("sequence_input");
   onnx::ValueInfoProto* input = graph->add_input();
   input->set_name("s");
   input->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
@@ -124,13 +124,7 @@ std::string ShapeMismatchModel() { return SmallModelProto(1.0f, 5).SerializeAsSt
 
 namespace {
 
-onnx::ModelProto EmptyModel() {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.add_opset_import()->set_version(13);
-  model.mutable_graph()->set_name("attack");
-  return model;
-}
+onnx::ModelProto EmptyModel() { return NewModel("attack"); }
 
 void AddInt64Initializer(onnx::GraphProto* graph, const std::string& name,
                          std::vector<int64_t> dims, std::vector<int64_t> values) {

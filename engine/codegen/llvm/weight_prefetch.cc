@@ -3,6 +3,7 @@
 #include "engine/codegen/llvm/weight_prefetch.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 #include <utility>
 
@@ -17,6 +18,10 @@ namespace {
 // before the one that reads it: close enough that they are still in cache when it runs.
 constexpr size_t kHostLookBack = 8;
 constexpr int64_t kLineBytes = 64;
+// A host emits at most this many prefetches per iteration of its loop (they are unrolled into
+// its body): a kernel whose loops are too few for its share would otherwise get code, and a
+// burst of fetches, in proportion to a weight's size, which the request decides.
+constexpr int64_t kMaxLinesPerIteration = 32;
 // A kernel whose weights are fetched ahead does at most this many FLOPs per weight byte (a
 // 1x1 convolution over a 7x7 map: 24.5); one doing at most kStreamedFlopsPerByte reads each
 // weight once (a matrix-vector product: 0.5), and may have a weight of any size fetched,
@@ -40,11 +45,18 @@ void CollectCalls(const loop::Stmt& stmt, std::vector<const loop::CallKernelNode
   if (const auto* op = stmt.as<loop::CallKernelNode>()) out->push_back(op);
 }
 
+// a * b for non-negative a and b, saturating at INT64_MAX.
+int64_t SaturatingProduct(int64_t a, int64_t b) {
+  int64_t product;
+  return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
+}
+
 // The iterations of `stmt`'s heaviest loop path: the product of its constant extents.
 int64_t Iterations(const loop::Stmt& stmt) {
   if (const auto* op = stmt.as<loop::ForNode>()) {
     const auto* extent = op->extent.as<loop::IntImmNode>();
-    return (extent != nullptr ? extent->value : 1) * std::max<int64_t>(1, Iterations(op->body));
+    int64_t own = extent != nullptr ? std::max<int64_t>(1, extent->value) : 1;
+    return SaturatingProduct(own, std::max<int64_t>(1, Iterations(op->body)));
   }
   if (const auto* op = stmt.as<loop::SeqStmtNode>()) {
     int64_t most = 0;
@@ -65,7 +77,7 @@ void ChooseHost(const loop::Stmt& stmt, int64_t iterations, int64_t lines,
   if (const auto* op = stmt.as<loop::ForNode>()) {
     const auto* extent = op->extent.as<loop::IntImmNode>();
     if (extent == nullptr || extent->value <= 0) return;
-    int64_t total = iterations * extent->value;
+    int64_t total = SaturatingProduct(iterations, extent->value);
     if (total > lines && !nest->empty()) return;
     nest->push_back(op);
     *host_iterations = total;
@@ -185,7 +197,9 @@ std::map<std::string, PrefetchPlan> PlanWeightPrefetches(const lower::LoweredMod
     PrefetchPlan plan;
     int64_t host_iterations = 1;
     ChooseHost(body_of(name), 1, lines, &plan.nest, &host_iterations);
-    if (plan.nest.empty()) continue;
+    if (plan.nest.empty() || (lines + host_iterations - 1) / host_iterations > kMaxLinesPerIteration) {
+      continue;
+    }
     plan.host = plan.nest.back();
     for (const Share& share : fetched) {
       plan.targets.push_back({share.weight, share.first_line, share.lines,

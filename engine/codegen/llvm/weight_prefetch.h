@@ -44,7 +44,8 @@ struct PrefetchPlan {
 // weight byte, gets their lines fetched by the kernels among the 8 calls before it (those
 // main calls once), shared in proportion to their reduction FLOPs; a host's loop is the
 // deepest on its heaviest loop path whose iterations, counted over its enclosing loops, do not
-// exceed the lines it fetches.
+// exceed the lines it fetches; a host that would fetch more than 32 lines per iteration of that
+// loop fetches nothing.
 std::map<std::string, PrefetchPlan> PlanWeightPrefetches(const lower::LoweredModule& lowered,
                                                          int64_t workspace_bytes,
                                                          int64_t footprint_bytes);
