@@ -5,9 +5,11 @@
 #include "engine/lower/lower_module.h"
 
 #include <algorithm>
+#include <optional>
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -15,6 +17,7 @@
 #include "engine/lower/default_schedule.h"
 #include "engine/lower/lower_primitive.h"
 #include "engine/lower/lowering_util.h"
+#include "engine/ir/expr_walk.h"
 #include "engine/lower/memory_plan.h"
 #include "engine/op/op_registry.h"
 #include "engine/op/type_relations.h"
@@ -56,8 +59,17 @@ struct Value {
   }
 };
 
+// Step::kernel values that are not kernels. The steps of an If are its begin (args: the
+// condition), the then-branch's steps, kElse, the else-branch's steps and kIfEnd.
+constexpr int kAssertStep = -1;  // an assert of the bool value args[0]
+constexpr int kIfBegin = -2;
+constexpr int kElse = -3;
+constexpr int kIfEnd = -4;
+// Ifs nested deeper than this in main are refused (lowering a branch recurses).
+constexpr int kMaxIfDepth = 64;
+
 struct Step {
-  int kernel;             // -1: an assert of the bool value args[0]
+  int kernel;             // a kernel, or one of the steps above
   std::vector<int> args;  // value ids, in the kernel's parameter order
   Span span;
   std::string message;    // an assert's error
@@ -129,9 +141,171 @@ class MainLowering {
   }
 
   absl::Status Walk() {
-    return VisitDataflowPostOrder(
-        main_.body, [this](const Expr& expr) { return Visit(expr); },
-        [this](const LetNode& let) { expr_values_[let.var.get()] = expr_values_.at(let.value.get()); });
+    KILN_RETURN_IF_ERROR(AssignScopes());
+    return WalkScope(main_.body);
+  }
+
+  // The dataflow (ChildSet::kDataflow) and an If's condition: what is computed where a node is.
+  static bool IsScopeEdge(ChildRole role) {
+    return InChildSet(ChildSet::kDataflow, role) || role == ChildRole::kCondition;
+  }
+  // Those and an If's branches: everything main computes.
+  static bool IsComputedEdge(ChildRole role) {
+    return IsScopeEdge(role) || role == ChildRole::kBranch;
+  }
+
+  // Where each node of main is computed. Scope 0 is main's; an If's branches are scopes inside
+  // the If's. A node is computed once, in the innermost scope holding all its uses (the lowest
+  // common ancestor of its users' scopes; a branch's result is used by its branch): a value
+  // both branches read, or read after the If, is computed before the If, one only a branch
+  // reads inside that branch.
+  absl::Status AssignScopes() {
+    scopes_.push_back(Scope{-1, 0});
+    std::vector<const ExprNode*> order;
+    std::unordered_set<const ExprNode*> seen{main_.body.get()};
+    WalkPostOrder(
+        main_.body.get(), ChildSet::kAll,
+        [&](const WalkEdge& edge) {
+          return IsComputedEdge(edge.role) && seen.insert(edge.child).second;
+        },
+        [&](const ExprNode* node) { order.push_back(node); });
+    scope_of_[main_.body.get()] = 0;
+    // Users before operands: a node's scope is final when it is reached.
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const ExprNode* node = *it;
+      int scope = scope_of_.at(node);
+      for (size_t i = 0; std::optional<ChildSlot> slot = ChildAt(node, i); ++i) {
+        if (slot->node == nullptr || !IsComputedEdge(slot->role)) continue;
+        int required = scope;
+        if (slot->role == ChildRole::kBranch) {
+          if (scopes_[scope].depth >= kMaxIfDepth) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                NodePrefix("If", node->span), "Ifs nested more than ", kMaxIfDepth, " deep"));
+          }
+          required = static_cast<int>(scopes_.size());
+          scopes_.push_back(Scope{scope, scopes_[scope].depth + 1});
+        }
+        auto [entry, inserted] = scope_of_.try_emplace(slot->node, required);
+        if (!inserted) entry->second = CommonScope(entry->second, required);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  int CommonScope(int a, int b) const {
+    while (a != b) {
+      if (scopes_[a].depth >= scopes_[b].depth) {
+        a = scopes_[a].parent;
+      } else {
+        b = scopes_[b].parent;
+      }
+    }
+    return a;
+  }
+
+  // Visits the nodes of `root`'s dataflow graph not lowered yet, children first, without
+  // recursion. An If's branches are not entered: VisitIf lowers each into steps of its own,
+  // computed only when taken.
+  absl::Status WalkScope(const Expr& root) {
+    if (expr_values_.count(root.get()) != 0) return absl::OkStatus();
+    std::unordered_set<const ExprNode*> seen{root.get()};
+    return WalkPostOrder(
+        root.get(), ChildSet::kAll,
+        [&](const WalkEdge& edge) {
+          if (!IsScopeEdge(edge.role)) return false;
+          if (edge.role == ChildRole::kLetBody) {
+            const auto& let = *static_cast<const LetNode*>(edge.parent);
+            expr_values_[let.var.get()] = expr_values_.at(let.value.get());
+          }
+          if (expr_values_.count(edge.child) != 0) return false;
+          return seen.insert(edge.child).second;
+        },
+        [&](const ExprNode* node) { return Visit(Expr(node)); });
+  }
+
+  // if (cond) { then-branch; results = its values } else { else-branch; results = its values }:
+  // each branch's kernels run only when it is taken, and copy its values into the If's.
+  absl::Status VisitIf(const Expr& expr, const IfNode& branch) {
+    Span span = Or(expr->span);
+    const std::vector<int>& cond = expr_values_.at(branch.cond.get());
+    if (cond.size() != 1 || values_[cond[0]].dtype != DataType::kBool ||
+        !values_[cond[0]].shape.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(NodePrefix("If", expr->span),
+                                                     "the condition must be a bool scalar"));
+    }
+    absl::StatusOr<std::vector<TensorLeaf>> leaves = TensorLeaves(expr->checked_type);
+    if (!leaves.ok()) return Prefixed(NodePrefix("If", expr->span), leaves.status());
+    int if_index = if_count_++;
+    std::vector<int> results;
+    for (size_t i = 0; i < leaves->size(); ++i) {
+      std::string base = absl::StrCat("if", if_index);
+      if (leaves->size() > 1) absl::StrAppend(&base, "_", i);
+      results.push_back(NewValue(
+          Value{Value::Origin::kKernel, (*leaves)[i].dtype, (*leaves)[i].shape, UniqueName(base)}));
+    }
+    KILN_RETURN_IF_ERROR(HoistIntoScope(expr.get()));
+    Use(cond[0], static_cast<int>(steps_.size()));
+    steps_.push_back(Step{kIfBegin, {cond[0]}, span});
+    KILN_RETURN_IF_ERROR(LowerBranch(branch.true_branch, results, span));
+    steps_.push_back(Step{kElse, {}, span});
+    KILN_RETURN_IF_ERROR(LowerBranch(branch.false_branch, results, span));
+    steps_.push_back(Step{kIfEnd, {}, span});
+    expr_values_[expr.get()] = std::move(results);
+    return absl::OkStatus();
+  }
+
+  // Computes before the If what its branches read that belongs to the If's scope (see
+  // AssignScopes): values both branches read, or that the code after the If reads too.
+  absl::Status HoistIntoScope(const ExprNode* if_node) {
+    int scope = scope_of_.at(if_node);
+    std::vector<const ExprNode*> hoisted;
+    std::unordered_set<const ExprNode*> seen{if_node};
+    WalkPostOrder(
+        if_node, ChildSet::kAll,
+        [&](const WalkEdge& edge) {
+          return IsComputedEdge(edge.role) && expr_values_.count(edge.child) == 0 &&
+                 seen.insert(edge.child).second;
+        },
+        [&](const ExprNode* node) {
+          if (node != if_node && scope_of_.at(node) == scope) hoisted.push_back(node);
+        });
+    for (const ExprNode* node : hoisted) KILN_RETURN_IF_ERROR(WalkScope(Expr(node)));
+    return absl::OkStatus();
+  }
+
+  // The steps of one branch (the nodes of its scope), ending with its values written into
+  // `results`.
+  absl::Status LowerBranch(const Expr& body, const std::vector<int>& results, const Span& span) {
+    int branch_begin = static_cast<int>(steps_.size());
+    KILN_RETURN_IF_ERROR(WalkScope(body));
+    std::vector<int> values = expr_values_.at(body.get());
+    if (values.size() != results.size()) {
+      return absl::InternalError(absl::StrCat(NodePrefix("If", span), "a branch gives ",
+                                              values.size(), " tensors for ", results.size()));
+    }
+    std::set<int> written_in_place;
+    for (size_t i = 0; i < values.size(); ++i) {
+      // A value the branch's own kernel writes is written straight into the If's result: its
+      // storage becomes the result's (from that kernel on, through every later reader).
+      Value& value = values_[values[i]];
+      if (value.origin == Value::Origin::kKernel && value.root == values[i] &&
+          value.step >= branch_begin && written_in_place.insert(values[i]).second) {
+        Value& result = values_[results[i]];
+        result.step = result.step < 0 ? value.step : std::min(result.step, value.step);
+        result.last_use = std::max(result.last_use, value.last_use);
+        value.origin = Value::Origin::kView;
+        value.root = results[i];
+        continue;
+      }
+      KILN_ASSIGN_OR_RETURN(int kernel, CopyKernel(values_[results[i]], span));
+      int step_index = static_cast<int>(steps_.size());
+      Use(values[i], step_index);
+      // The first writer (the then-branch's copy) starts the result's lifetime: it then spans
+      // the else-branch, whose values never share its storage.
+      if (values_[results[i]].step < 0) values_[results[i]].step = step_index;
+      steps_.push_back(Step{kernel, {values[i], results[i]}, span});
+    }
+    return absl::OkStatus();
   }
 
   absl::Status Visit(const Expr& expr) {
@@ -170,13 +344,14 @@ class MainLowering {
         for (int i = 0; i < get.index; ++i) offset += LeafCount(tuple_type->fields[i]);
         int count = LeafCount(tuple_type->fields[get.index]);
         const std::vector<int>& all = expr_values_.at(get.tuple.get());
-        expr_values_[expr.get()] =
-            std::vector<int>(all.begin() + offset, all.begin() + offset + count);
+        expr_values_[expr.get()] = std::vector<int>(all.begin() + offset, all.begin() + offset + count);
         return absl::OkStatus();
       }
       case ObjectKind::kLet:
         expr_values_[expr.get()] = expr_values_.at(expr.as<LetNode>()->body.get());
         return absl::OkStatus();
+      case ObjectKind::kIf:
+        return VisitIf(expr, *expr.as<IfNode>());
       case ObjectKind::kFunction:
         return absl::UnimplementedError(absl::StrCat(
             NodePrefix("function", expr->span), "function values in main are not supported"));
@@ -261,7 +436,7 @@ class MainLowering {
     } else {
       int step_index = static_cast<int>(steps_.size());
       Use(inputs[1], step_index);
-      steps_.push_back(Step{-1, {inputs[1]}, Or(expr->span), message});
+      steps_.push_back(Step{kAssertStep, {inputs[1]}, Or(expr->span), message});
     }
     Value view{Value::Origin::kView, data.dtype, data.shape, UniqueName(absl::StrCat("t", call_index))};
     view.root = data.root;
@@ -558,17 +733,48 @@ class MainLowering {
 
   absl::StatusOr<LoweredModule> Build() {
     LoweredModule lowered;
+    // Statement lists of the open scopes: main's, then per open If its then- and else-lists.
+    struct Scope {
+      const Step* begin = nullptr;
+      std::vector<loop::Stmt> then_stmts, else_stmts;
+      bool in_else = false;
+    };
     std::vector<loop::Stmt> calls;
+    std::vector<Scope> open;
+    auto current = [&]() -> std::vector<loop::Stmt>& {
+      if (open.empty()) return calls;
+      return open.back().in_else ? open.back().else_stmts : open.back().then_stmts;
+    };
     for (const Step& step : steps_) {
-      if (step.kernel < 0) {
-        calls.push_back(loop::MakeAssert(loop::MakeBufferLoad(values_[step.args[0]].buffer, {}),
-                                         step.message, step.span));
-        continue;
+      switch (step.kernel) {
+        case kAssertStep:
+          current().push_back(loop::MakeAssert(
+              loop::MakeBufferLoad(values_[step.args[0]].buffer, {}), step.message, step.span));
+          continue;
+        case kIfBegin:
+          open.push_back(Scope{&step});
+          continue;
+        case kElse:
+          open.back().in_else = true;
+          continue;
+        case kIfEnd: {
+          Scope scope = std::move(open.back());
+          open.pop_back();
+          const Step& begin = *scope.begin;
+          loop::Stmt then_body = loop::MakeSeqStmt(std::move(scope.then_stmts), begin.span);
+          loop::Stmt else_body = loop::MakeSeqStmt(std::move(scope.else_stmts), begin.span);
+          current().push_back(loop::MakeIfThenElse(
+              loop::MakeBufferLoad(values_[begin.args[0]].buffer, {}), then_body, else_body,
+              begin.span));
+          continue;
+        }
+        default:
+          break;
       }
       std::vector<loop::Buffer> args;
       for (int id : step.args) args.push_back(values_[id].buffer);
-      calls.push_back(loop::MakeCallKernel(kernels_[step.kernel].global, std::move(args),
-                                           step.span));
+      current().push_back(loop::MakeCallKernel(kernels_[step.kernel].global, std::move(args),
+                                               step.span));
     }
     // Main has no span of its own in general; its sequence and each
     // workspace carry the spans of the calls they serve.
@@ -578,7 +784,9 @@ class MainLowering {
     for (auto it = workspaces_.rbegin(); it != workspaces_.rend(); ++it) {
       std::vector<Span> users;
       for (const Value& value : values_) {
-        if (value.origin == Value::Origin::kKernel && value.buffer->data.same_as(it->data)) {
+        // Kernel results, and branch results written in place (views with a writing step).
+        if ((value.origin == Value::Origin::kKernel || value.step >= 0) &&
+            value.buffer->data.same_as(it->data)) {
           users.push_back(steps_[value.step].span);
         }
       }
@@ -653,6 +861,14 @@ class MainLowering {
   std::set<std::string> used_names_{"main"};
   std::map<std::string, int> next_suffix_;
   int call_count_ = 0;
+  int if_count_ = 0;
+  // Main's scope and each branch's (AssignScopes), and where each node is computed.
+  struct Scope {
+    int parent;
+    int depth;  // Ifs around it
+  };
+  std::vector<Scope> scopes_;
+  std::unordered_map<const ExprNode*, int> scope_of_;
 };
 
 }  // namespace

@@ -107,6 +107,31 @@ TEST_F(KilnCliTest, WeightPrefetchFootprintReachesTheNativeCode) {
   EXPECT_NE(ids[0], ids[1]);
 }
 
+// An If on a run-time condition compiles through kilnd to a branch of main: the loop IR holds
+// the If around each branch's kernel, and the object's entry calls each kernel on its own path
+// (the assembly annotates each call with its ONNX layer).
+TEST_F(KilnCliTest, ARunTimeIfCompilesToABranchOfTheNativeCode) {
+  const std::string model = (dir_ / "branch.onnx").string();
+  std::ofstream(model, std::ios::binary) << kiln::testing::BranchModel();
+  const std::string out = (dir_ / "branch").string();
+  CliRun run = Kiln("compile " + model + " --artifacts=loop-ir,asm --out=" + out + server_);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::stringstream loop, assembly;
+  loop << std::ifstream(std::filesystem::path(out) / "model.loop.py").rdbuf();
+  assembly << std::ifstream(std::filesystem::path(out) / "kiln_model.s").rdbuf();
+  std::smatch match;
+  const std::string loop_text = loop.str();
+  ASSERT_TRUE(std::regex_search(loop_text, match,
+                                std::regex("\\n( +)if [^\\n]*:  # si=branch\\n"
+                                           "\\1    T.call_kernel\\(fused_nn_relu,[^\\n]*\\n"
+                                           "\\1else:\\n"
+                                           "\\1    T.call_kernel\\(fused_negative,")))
+      << loop_text;
+  const std::string asm_text = assembly.str();
+  EXPECT_NE(asm_text.find("[then_relu]"), std::string::npos);
+  EXPECT_NE(asm_text.find("[else_neg]"), std::string::npos);
+}
+
 TEST_F(KilnCliTest, TraceShowsPassesAndTheirDiffs) {
   CliRun run = Kiln("trace " + model_ + server_);
   ASSERT_EQ(run.exit_code, 0) << run.output;

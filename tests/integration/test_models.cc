@@ -90,6 +90,30 @@ std::string ClassifierModel() {
   return model.SerializeAsString();
 }
 
+std::string BranchModel() {
+  onnx::ModelProto model = NewModel("branch");
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInfo(graph->mutable_input(), "cond", {1});
+  graph->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::BOOL);
+  AddTensorInfo(graph->mutable_input(), "input", {1, 64});
+  onnx::NodeProto* node = AddNode(graph, "If", "branch", {"cond"}, "output");
+  auto branch = [&](const std::string& attr_name, const std::string& op,
+                    const std::string& layer) {
+    onnx::AttributeProto* attr = node->add_attribute();
+    attr->set_name(attr_name);
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* body = attr->mutable_g();
+    body->set_name(attr_name);
+    AddNode(body, op, layer, {"input"}, layer + "_out");
+    AddTensorInfo(body->mutable_output(), layer + "_out", {1, 64});
+  };
+  branch("then_branch", "Relu", "then_relu");
+  branch("else_branch", "Neg", "else_neg");
+  AddTensorInfo(graph->mutable_output(), "output", {1, 64});
+  return model.SerializeAsString();
+}
+
 std::string SequenceInputModel() {
   onnx::ModelProto model = NewModel("sequence_input");
   onnx::GraphProto* graph = model.mutable_graph();

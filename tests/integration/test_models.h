@@ -25,6 +25,10 @@ std::string SequenceInputModel();
 // classifier whose second weight the first layer's kernel can fetch ahead (native code).
 std::string ClassifierModel();
 
+// cond (bool[1]), input[1,64] -> If "branch" (then: Relu "then_relu", else: Neg "else_neg") ->
+// output: a condition known only at run time.
+std::string BranchModel();
+
 // Models an attacker would send: a few hundred bytes each.
 // ConstantOfShape([elements]) of float 1 "fill" -> ReduceMax "max" -> output.
 std::string ConstantOfShapeModel(int64_t elements);

@@ -1,5 +1,6 @@
 // BuildModule: kernels, the entry, weights and signature of a lowered model as one LLVM module.
 #include "engine/codegen/llvm/module_builder.h"
+#include "engine/support/status_macros.h"
 
 #include <algorithm>
 #include <map>
@@ -67,10 +68,10 @@ absl::Status CheckKernelStmt(const loop::Stmt& stmt, const std::string& kernel) 
   return status;
 }
 
-// The one bool an assert in main tests (the stored result of the kernel that checked), or null:
-// main holds no expression code of its own.
-const loop::BufferLoadNode* AssertedFlag(const loop::AssertNode& op) {
-  const auto* load = op.condition.as<loop::BufferLoadNode>();
+// The one stored bool an assert or an If in main tests (a kernel's result or an input), or
+// null: main holds no expression code of its own.
+const loop::BufferLoadNode* StoredFlag(const loop::PrimExpr& condition) {
+  const auto* load = condition.as<loop::BufferLoadNode>();
   if (load == nullptr || load->buffer->dtype != DataType::kBool || load->buffer->NumElements() != 1 ||
       load->type.lanes != 1) {
     return nullptr;
@@ -78,22 +79,36 @@ const loop::BufferLoadNode* AssertedFlag(const loop::AssertNode& op) {
   return load;
 }
 
-absl::Status CheckMainStmt(const loop::Stmt& stmt) {
-  if (const auto* op = stmt.as<loop::AllocateNode>()) return CheckMainStmt(op->body);
+// Ifs of main nested deeper than this are refused (emitting one recurses).
+constexpr int kMaxMainIfDepth = 64;
+
+// `if_depth`: the Ifs around `stmt` (workspace Allocates only outside them).
+absl::Status CheckMainStmt(const loop::Stmt& stmt, int if_depth = 0) {
+  if (const auto* op = stmt.as<loop::AllocateNode>(); op != nullptr && if_depth == 0) {
+    return CheckMainStmt(op->body);
+  }
   if (const auto* op = stmt.as<loop::SeqStmtNode>()) {
     for (const loop::Stmt& s : op->seq) {
-      if (absl::Status status = CheckMainStmt(s); !status.ok()) return status;
+      if (absl::Status status = CheckMainStmt(s, if_depth); !status.ok()) return status;
     }
     return absl::OkStatus();
   }
   if (stmt.as<loop::CallKernelNode>() != nullptr || loop::IsNoOp(stmt)) return absl::OkStatus();
-  if (const auto* op = stmt.as<loop::AssertNode>(); op != nullptr && AssertedFlag(*op) != nullptr) {
+  if (const auto* op = stmt.as<loop::AssertNode>();
+      op != nullptr && StoredFlag(op->condition) != nullptr) {
     return absl::OkStatus();
+  }
+  if (const auto* op = stmt.as<loop::IfThenElseNode>();
+      op != nullptr && StoredFlag(op->condition) != nullptr && if_depth < kMaxMainIfDepth) {
+    KILN_RETURN_IF_ERROR(CheckMainStmt(op->then_case, if_depth + 1));
+    return op->else_case.defined() ? CheckMainStmt(op->else_case, if_depth + 1)
+                                   : absl::OkStatus();
   }
   return absl::UnimplementedError(absl::StrCat(
       "main holds a ", ObjectKindName(stmt->kind()),
-      " statement; native code supports main as workspace Allocates around kernel calls and "
-      "asserts of one stored bool"));
+      " statement; native code supports main as workspace Allocates around kernel calls, "
+      "asserts of one stored bool and Ifs (at most ", kMaxMainIfDepth,
+      " deep) on one stored bool around them"));
 }
 
 class Builder {
@@ -162,6 +177,11 @@ class Builder {
     }
     if (const auto* op = stmt.as<loop::SeqStmtNode>()) {
       for (const loop::Stmt& s : op->seq) PlanMain(s);
+      return;
+    }
+    if (const auto* op = stmt.as<loop::IfThenElseNode>()) {
+      PlanMain(op->then_case);
+      if (op->else_case.defined()) PlanMain(op->else_case);
       return;
     }
     const auto* call = stmt.as<loop::CallKernelNode>();
@@ -387,6 +407,14 @@ class Builder {
     b.CreateRet(b.getInt32(4));  // KILN_ERROR_SHAPE_MISMATCH
   }
 
+  // The stored bool `flag` (one byte) is not zero.
+  llvm::Value* LoadFlag(llvm::IRBuilder<>& b, const loop::BufferLoadNode& flag) {
+    const loop::Buffer& buffer = flag.buffer;
+    llvm::Value* pointer = b.CreateConstInBoundsGEP1_64(
+        b.getInt8Ty(), storage_pointer_.at(buffer->data.get()), buffer->elem_offset, buffer->name);
+    return b.CreateICmpNE(b.CreateLoad(b.getInt8Ty(), pointer), b.getInt8(0));
+  }
+
   void EmitMainStmt(llvm::IRBuilder<>& b, const loop::Stmt& stmt) {
     if (const auto* op = stmt.as<loop::AllocateNode>()) {
       storage_pointer_[op->data.get()] = b.CreateConstInBoundsGEP1_64(
@@ -398,13 +426,24 @@ class Builder {
       return;
     }
     if (const auto* op = stmt.as<loop::AssertNode>()) {
-      const loop::Buffer& flag = AssertedFlag(*op)->buffer;
-      llvm::Value* pointer = b.CreateConstInBoundsGEP1_64(
-          b.getInt8Ty(), storage_pointer_.at(flag->data.get()), flag->elem_offset, flag->name);
-      llvm::Value* holds = b.CreateICmpNE(b.CreateLoad(b.getInt8Ty(), pointer), b.getInt8(0));
       auto* next = llvm::BasicBlock::Create(context_.context(), "checked", entry_);
-      b.CreateCondBr(holds, next, fail_shape_);
+      b.CreateCondBr(LoadFlag(b, *StoredFlag(op->condition)), next, fail_shape_);
       b.SetInsertPoint(next);
+      return;
+    }
+    if (const auto* op = stmt.as<loop::IfThenElseNode>()) {
+      llvm::LLVMContext& context = context_.context();
+      auto* then_block = llvm::BasicBlock::Create(context, "then", entry_);
+      auto* else_block = llvm::BasicBlock::Create(context, "else", entry_);
+      auto* join = llvm::BasicBlock::Create(context, "endif", entry_);
+      b.CreateCondBr(LoadFlag(b, *StoredFlag(op->condition)), then_block, else_block);
+      b.SetInsertPoint(then_block);
+      EmitMainStmt(b, op->then_case);
+      b.CreateBr(join);
+      b.SetInsertPoint(else_block);
+      if (op->else_case.defined()) EmitMainStmt(b, op->else_case);
+      b.CreateBr(join);
+      b.SetInsertPoint(join);
       return;
     }
     const auto* call = stmt.as<loop::CallKernelNode>();

@@ -1,4 +1,4 @@
-// If, Loop and Scan unrolled at import (see control_flow.h).
+// If as a graph `if` or its known branch; Loop and Scan unrolled at import (see control_flow.h).
 #include "engine/frontend/onnx/control_flow.h"
 
 #include <algorithm>
@@ -76,23 +76,42 @@ absl::StatusOr<std::vector<Expr>> ConvertIf(ConvertContext& ctx, const RunSubgra
   if (std::optional<bool> known = KnownBool(ctx, cond)) {
     return run(*known ? *then_branch : *else_branch, {});
   }
-  // A run-time condition: both branches, selected elementwise.
+  // A run-time condition: an If of the graph, each branch computed only when taken (lowering
+  // makes it a branch of main around the branch's kernels).
   KILN_ASSIGN_OR_RETURN(std::vector<Expr> then_out, run(*then_branch, {}));
   KILN_ASSIGN_OR_RETURN(std::vector<Expr> else_out, run(*else_branch, {}));
   if (then_out.size() != else_out.size()) {
     return ctx.Error("then_branch and else_branch have different numbers of outputs");
   }
-  std::vector<Expr> out;
   for (size_t k = 0; k < then_out.size(); ++k) {
     if (!StructuralEqual(then_out[k]->checked_type, else_out[k]->checked_type)) {
       return ctx.Error(absl::StrCat(
           "output ", k, " has type ", TypeToString(then_out[k]->checked_type), " in then_branch and ",
           TypeToString(else_out[k]->checked_type),
-          " in else_branch: with a condition known only at run time, Kiln selects between "
-          "branches of one type"));
+          " in else_branch: with a condition known only at run time, the branches must give "
+          "outputs of one type"));
     }
-    KILN_ASSIGN_OR_RETURN(Expr selected, ctx.Call("where", {cond, then_out[k], else_out[k]}));
-    out.push_back(selected);
+  }
+  const auto* cond_type = cond->checked_type.as<TensorTypeNode>();
+  if (cond_type == nullptr || cond_type->dtype != DataType::kBool) {
+    return ctx.Error(absl::StrCat("the condition must be a bool tensor, got ",
+                                  TypeToString(cond->checked_type)));
+  }
+  if (!cond_type->shape.empty()) {
+    KILN_ASSIGN_OR_RETURN(cond, ctx.Call("reshape", {cond},
+                                         MakeAttrs({{"newshape", IntArray(std::vector<int64_t>{})}})));
+  }
+  if (then_out.size() == 1) {
+    KILN_ASSIGN_OR_RETURN(Expr out, ctx.If(cond, then_out[0], else_out[0]));
+    return std::vector<Expr>{out};
+  }
+  KILN_ASSIGN_OR_RETURN(Expr then_tuple, ctx.Tuple(then_out));
+  KILN_ASSIGN_OR_RETURN(Expr else_tuple, ctx.Tuple(else_out));
+  KILN_ASSIGN_OR_RETURN(Expr both, ctx.If(cond, then_tuple, else_tuple));
+  std::vector<Expr> out;
+  for (size_t k = 0; k < then_out.size(); ++k) {
+    KILN_ASSIGN_OR_RETURN(Expr field, ctx.TupleGetItem(both, static_cast<int>(k)));
+    out.push_back(field);
   }
   return out;
 }

@@ -1,7 +1,8 @@
-// ONNX control flow imported as straight-line graph code: If, Loop and Scan whose iteration
-// counts and conditions the importer can see (constants, folded values, or graph inputs the
-// caller gives values for). If with a known condition imports the branch taken; with a run-time
-// condition, both branches (which must give outputs of one type) and a `where`. Loop is unrolled
+// ONNX control flow: If with a condition the importer can see (a constant, a folded value, or a
+// graph input the caller gives a value for) imports the branch taken; with a run-time
+// condition, a graph `if` whose branches must give outputs of one type (lowering makes it a
+// branch of main). Loop and Scan are unrolled into straight-line graph code when their
+// iteration counts and conditions are known at import. Loop is unrolled
 // for its trip count, stopping where its condition turns false; Scan is unrolled over its scan
 // axis (forward or reverse per input and output), batched Scan-8 per batch entry. Unrolling is
 // bounded (kMaxUnrolledIterations, and the graph's node limit counts every converted body node).
@@ -16,6 +17,10 @@
 namespace kiln::onnx_frontend {
 
 inline constexpr int64_t kMaxUnrolledIterations = 4096;
+// At most this many Ifs on run-time conditions per model: each is a scope of the graph that
+// passes, printers and lowering walk recursively (a chain of Ifs, each reading the last one's
+// result, nests that deep in the graph text).
+inline constexpr int64_t kMaxRunTimeIfs = 256;
 
 // Converts a subgraph once: its formal inputs bound to `inputs`, the enclosing graph's values
 // visible, its outputs returned in order (names it binds do not leak out).

@@ -5,7 +5,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ir/structural_equal.h"
 #include "engine/op/op_registry.h"
+#include "engine/op/type_relations.h"
 #include "engine/op/type_inference.h"
 #include "engine/support/request_limits.h"
 #include "engine/support/status_macros.h"
@@ -219,6 +221,21 @@ absl::StatusOr<Expr> ConvertContext::Tuple(std::vector<Expr> fields) {
   for (const Expr& field : fields) types.push_back(field->checked_type);
   return Expr(MakeRef<TupleNode>(std::move(fields),
                                  ExprFields{span_, MakeTupleType(std::move(types)), nullptr}));
+}
+
+absl::StatusOr<Expr> ConvertContext::If(const Expr& cond, const Expr& then_value,
+                                         const Expr& else_value) {
+  const auto* cond_type = cond->checked_type.as<TensorTypeNode>();
+  if (cond_type == nullptr || cond_type->dtype != DataType::kBool || !cond_type->shape.empty()) {
+    return Error(absl::StrCat("the condition must be a bool scalar, got ",
+                              TypeToString(cond->checked_type)));
+  }
+  if (!StructuralEqual(then_value->checked_type, else_value->checked_type)) {
+    return Error(absl::StrCat("the branches give ", TypeToString(then_value->checked_type),
+                              " and ", TypeToString(else_value->checked_type)));
+  }
+  return Expr(MakeRef<IfNode>(cond, then_value, else_value,
+                              ExprFields{span_, then_value->checked_type, nullptr}));
 }
 
 absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {

@@ -75,6 +75,8 @@ class ConvertContext {
   Expr Constant(TensorData data);
   absl::StatusOr<Expr> TupleGetItem(const Expr& tuple, int index);
   absl::StatusOr<Expr> Tuple(std::vector<Expr> fields);
+  // if (cond) then_value else else_value: cond a bool scalar, the branches of one type.
+  absl::StatusOr<Expr> If(const Expr& cond, const Expr& then_value, const Expr& else_value);
 
   // Charges `bytes` of `tensor` (what this node is about to materialize) to
   // the compile's budget; over it, ResourceExhausted naming this node.

@@ -553,6 +553,15 @@ class GraphImporter {
         return RunSubgraph(body, body_inputs, index, opset, span, depth + 1, ctx);
       };
       KILN_ASSIGN_OR_RETURN(outputs, onnx_frontend::ConvertControlFlow(ctx, run));
+      // Each If on a run-time condition is a scope the passes and printers walk recursively.
+      if (!outputs.empty() && outputs[0] &&
+          (outputs[0].as<IfNode>() != nullptr ||
+           (outputs[0].as<TupleGetItemNode>() != nullptr &&
+            outputs[0].as<TupleGetItemNode>()->tuple.as<IfNode>() != nullptr)) &&
+          ++run_time_ifs_ > onnx_frontend::kMaxRunTimeIfs) {
+        return ctx.Error(absl::StrCat("more than ", onnx_frontend::kMaxRunTimeIfs,
+                                      " Ifs on conditions known only at run time"));
+      }
     } else {
       KILN_ASSIGN_OR_RETURN(outputs, converter(ctx));
     }
@@ -607,11 +616,15 @@ class GraphImporter {
         save(body.input(k).name());
         values_[body.input(k).name()] = inputs[k];
       }
-      for (const onnx::NodeProto& inner : body.node()) {
+      // A subgraph's nodes carry their own names (`<op_type>_<k>`, k counted in the
+      // subgraph, when unnamed); errors still name the graph node holding the subgraph.
+      for (int k = 0; k < body.node_size(); ++k) {
+        const onnx::NodeProto& inner = body.node(k);
         for (const std::string& out : inner.output()) {
           if (!out.empty()) save(out);
         }
-        KILN_RETURN_IF_ERROR(Convert(inner, index, opset, span, depth));
+        Span inner_span = span ? SpanFor(NodeSourceName(inner, k)) : span;
+        KILN_RETURN_IF_ERROR(Convert(inner, index, opset, inner_span, depth));
       }
       std::vector<Expr> outputs;
       for (const onnx::ValueInfoProto& output : body.output()) {
@@ -725,6 +738,7 @@ class GraphImporter {
   std::map<std::string, std::vector<int64_t>> declared_shapes_;
   std::unordered_map<std::string, Expr> values_;
   int64_t converted_nodes_ = 0;  // graph nodes and the nodes of expanded function bodies
+  int64_t run_time_ifs_ = 0;     // Ifs kept as graph `if`s (kMaxRunTimeIfs)
   int64_t expansions_ = 0;       // function bodies expanded so far: unique value-name prefixes
   std::vector<Var> input_params_;
   std::vector<Var> weight_params_;

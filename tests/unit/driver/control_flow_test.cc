@@ -1,6 +1,6 @@
-// If, Loop and Scan unrolled at import (engine/frontend/onnx/control_flow.h) on what the ONNX
-// backend tests leave out: an If whose condition is known only at run time (both branches, then
-// a select), a Loop that stops where its condition turns false, a reverse Scan, and loops Kiln
+// If, Loop and Scan (engine/frontend/onnx/control_flow.h) on what the ONNX backend tests leave
+// out: an If whose condition is known only at run time (a branch of main in native code and
+// the interpreter, only the taken branch's kernels run), a Loop that stops where its condition turns false, a reverse Scan, and loops Kiln
 // refuses to unroll. Expected values are the iterations written out by hand.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -46,7 +46,7 @@ loop::HostTensor Floats(std::vector<int64_t> shape, std::vector<double> values) 
   return loop::HostTensor::FromDoubles(DataType::kFloat32, shape, values);
 }
 
-// cond is a model input with no value at import: both branches run, `where` picks.
+// cond is a model input with no value at import: main branches at run time.
 TEST(ControlFlowTest, IfWithARunTimeConditionSelectsBetweenBranches) {
   OnnxModelBuilder b;
   b.Input("cond", {}, onnx::TensorProto::BOOL).Input("x", {3}).Output("y");
@@ -64,6 +64,32 @@ TEST(ControlFlowTest, IfWithARunTimeConditionSelectsBetweenBranches) {
   auto other = RunAll(b.Bytes(), {loop::HostTensor::FromDoubles(DataType::kBool, {}, {0}), x});
   ASSERT_EQ(other.size(), 1u);
   EXPECT_THAT(other[0], ElementsAre(2, -4, 6));
+}
+
+// Two outputs per branch; the else-branch gives the enclosing graph's x through an Identity.
+TEST(ControlFlowTest, IfWithARunTimeConditionGivesEveryOutputOfTheTakenBranch) {
+  OnnxModelBuilder b;
+  b.Input("cond", {1}, onnx::TensorProto::BOOL).Input("x", {3}).Output("a").Output("b");
+  onnx::NodeProto& node = b.Node("If", {"cond"}, {"a", "b"}, "branch");
+  onnx::GraphProto* then_branch = GraphAttr(node, "then_branch");
+  AddNode(then_branch, "Neg", {"x"}, {"negated"});
+  AddNode(then_branch, "Add", {"x", "x"}, {"doubled"});
+  Value(then_branch->mutable_output(), "negated");
+  Value(then_branch->mutable_output(), "doubled");
+  onnx::GraphProto* else_branch = GraphAttr(node, "else_branch");
+  AddNode(else_branch, "Identity", {"x"}, {"same"});
+  AddNode(else_branch, "Mul", {"x", "x"}, {"squared"});
+  Value(else_branch->mutable_output(), "same");
+  Value(else_branch->mutable_output(), "squared");
+  loop::HostTensor x = Floats({3}, {1, -2, 3});
+  auto taken = RunAll(b.Bytes(), {loop::HostTensor::FromDoubles(DataType::kBool, {1}, {1}), x});
+  ASSERT_EQ(taken.size(), 2u);
+  EXPECT_THAT(taken[0], ElementsAre(-1, 2, -3));
+  EXPECT_THAT(taken[1], ElementsAre(2, -4, 6));
+  auto other = RunAll(b.Bytes(), {loop::HostTensor::FromDoubles(DataType::kBool, {1}, {0}), x});
+  ASSERT_EQ(other.size(), 2u);
+  EXPECT_THAT(other[0], ElementsAre(1, -2, 3));
+  EXPECT_THAT(other[1], ElementsAre(1, 4, 9));
 }
 
 // Loop(M = 10, cond = true, acc): acc += x while iteration < 2 (the body's condition), so it

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "engine/frontend/onnx/control_flow.h"
 #include "engine/ir/expr_visitor.h"
 #include "engine/ir/structural_equal.h"
 #include "tests/unit/frontend/onnx_builder.h"
@@ -107,6 +108,81 @@ TEST(OnnxImporterTest, UnnamedNodesGetOpTypeAndIndex) {
   // Importing again gives the same names (stable) and the same module.
   auto again = ImportOnnxModel(b.Bytes());
   EXPECT_TRUE(StructuralEqual(*module, *again, {.compare_spans = true}));
+}
+
+// A subgraph's nodes carry their own names, an unnamed one `<op_type>_<k>` with k counted in
+// its subgraph; the If carries its node's name.
+TEST(OnnxImporterTest, SubgraphNodesCarryTheirOwnNames) {
+  OnnxModelBuilder b;
+  b.Input("cond", {}, onnx::TensorProto::BOOL).Input("x", {3}).Output("y");
+  onnx::NodeProto& node = b.Node("If", {"cond"}, {"y"}, "branch");
+  auto graph_attr = [&](const std::string& name) {
+    onnx::AttributeProto* attr = node.add_attribute();
+    attr->set_name(name);
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    return attr->mutable_g();
+  };
+  onnx::GraphProto* then_branch = graph_attr("then_branch");
+  onnx::NodeProto* neg = then_branch->add_node();
+  neg->set_op_type("Neg");
+  neg->set_name("then_neg");
+  neg->add_input("x");
+  neg->add_output("negated");
+  then_branch->add_output()->set_name("negated");
+  onnx::GraphProto* else_branch = graph_attr("else_branch");
+  onnx::NodeProto* exp = else_branch->add_node();
+  exp->set_op_type("Exp");
+  exp->set_name("else_exp");
+  exp->add_input("x");
+  exp->add_output("e");
+  onnx::NodeProto* mul = else_branch->add_node();
+  mul->set_op_type("Mul");
+  mul->add_input("e");
+  mul->add_input("x");
+  mul->add_output("product");
+  else_branch->add_output()->set_name("product");
+  auto module = ImportOnnxModel(b.Bytes());
+  ASSERT_TRUE(module.ok()) << module.status();
+  const auto* branch = Main(*module)->body.as<IfNode>();
+  ASSERT_NE(branch, nullptr);
+  EXPECT_EQ(SpanSourceNames(branch->span), std::vector<std::string>{"branch"});
+  EXPECT_EQ(CallSpans(branch->true_branch),
+            (std::vector<std::vector<std::string>>{{"then_neg"}}));
+  EXPECT_EQ(CallSpans(branch->false_branch),
+            (std::vector<std::vector<std::string>>{{"else_exp"}, {"Mul_1"}}));
+}
+
+// Each If on a run-time condition is a scope passes and printers walk recursively: a chain of
+// them, each reading the last one's result, is refused past kMaxRunTimeIfs, naming the node.
+TEST(OnnxImporterTest, IfsOnRunTimeConditionsAreLimited) {
+  auto chain = [](int ifs) {
+    OnnxModelBuilder b;
+    b.Input("cond", {}, onnx::TensorProto::BOOL).Input("x", {2});
+    std::string last = "x";
+    for (int i = 0; i < ifs; ++i) {
+      std::string out = "o" + std::to_string(i);
+      onnx::NodeProto& node = b.Node("If", {"cond"}, {out}, "if" + std::to_string(i));
+      for (const char* name : {"then_branch", "else_branch"}) {
+        onnx::AttributeProto* attr = node.add_attribute();
+        attr->set_name(name);
+        attr->set_type(onnx::AttributeProto::GRAPH);
+        onnx::NodeProto* relu = attr->mutable_g()->add_node();
+        relu->set_op_type(std::string(name) == "then_branch" ? "Relu" : "Neg");
+        relu->add_input(last);
+        relu->add_output(out + name);
+        attr->mutable_g()->add_output()->set_name(out + name);
+      }
+      last = out;
+    }
+    b.Output(last);
+    return b.Bytes();
+  };
+  EXPECT_TRUE(ImportOnnxModel(chain(onnx_frontend::kMaxRunTimeIfs)).ok());
+  auto refused = ImportOnnxModel(chain(onnx_frontend::kMaxRunTimeIfs + 1));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Message(refused.status()),
+              ::testing::HasSubstr("ONNX node 'if256' (#256, If): more than 256 Ifs on conditions "
+                                   "known only at run time"));
 }
 
 TEST(OnnxImporterTest, SpanFillingSwitchAndInitializersAsParameters) {

@@ -259,6 +259,129 @@ def @main(%x: Tensor[(3), float32] /* si=input */) {
   EXPECT_EQ(outputs[2], (std::vector<double>{-1, 0, 5}));
 }
 
+// if (%c) relu(exp(x)) else -exp(x), plus exp(x): exp is needed after the If too, so it is
+// computed once before it; each branch's kernel writes the If's result in place.
+constexpr std::string_view kBranchOnARunTimeCondition = R"(
+def @main(%c: Tensor[(), bool] /* si=cond */, %x: Tensor[(4), float32] /* si=input */) {
+  %0 = exp(%x) /* si=exp */;
+  %1 = if (%c) {
+    nn.relu(%0) /* si=relu */
+  } else {
+    negative(%0) /* si=neg */
+  } /* si=branch */;
+  add(%1, %0) /* si=add */
+}
+)";
+
+// The names of the kernels `stmt` calls, in order.
+std::vector<std::string> CalledKernels(const loop::Stmt& stmt) {
+  std::vector<std::string> names;
+  loop::PreOrderVisit(stmt, [&](const Object* node) {
+    if (node->kind() == ObjectKind::kCallKernel) {
+      names.push_back(static_cast<const loop::CallKernelNode*>(node)->callee->name_hint);
+    }
+  });
+  return names;
+}
+
+TEST(LowerModuleTest, AnIfRunsOnlyTheTakenBranchsKernels) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(kBranchOnARunTimeCondition);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::vector<const loop::IfThenElseNode*> branches;
+  loop::PreOrderVisit(Main(*lowered)->body, [&](const Object* node) {
+    if (node->kind() == ObjectKind::kIfThenElse) {
+      branches.push_back(static_cast<const loop::IfThenElseNode*>(node));
+    }
+  });
+  ASSERT_EQ(branches.size(), 1u);
+  EXPECT_EQ(CalledKernels(branches[0]->then_case), (std::vector<std::string>{"fused_nn_relu"}));
+  EXPECT_EQ(CalledKernels(branches[0]->else_case), (std::vector<std::string>{"fused_negative"}));
+  EXPECT_EQ(CalledKernels(Main(*lowered)->body),
+            (std::vector<std::string>{"fused_exp", "fused_nn_relu", "fused_negative", "fused_add"}));
+  // Both branches write the one result: the same storage, no copy.
+  const loop::Buffer& then_out = KernelCalls(*lowered)[1]->args[1];
+  const loop::Buffer& else_out = KernelCalls(*lowered)[2]->args[1];
+  EXPECT_TRUE(then_out->data.same_as(else_out->data));
+  EXPECT_EQ(then_out->elem_offset, else_out->elem_offset);
+  // exp(x) and the If's result: two buffers of 4 floats, each in a 64-byte-aligned slot (the
+  // branches' values share the result's).
+  EXPECT_EQ(lowered->workspace_bytes, 2 * 64);
+  EXPECT_TRUE(StatementsHaveSourceSpans(*lowered, *testing::Optimize(kBranchOnARunTimeCondition)));
+
+  std::vector<double> x = {-1, 0, 0.5, 2};
+  auto bool_scalar = [](bool value) {
+    return loop::HostTensor::FromDoubles(DataType::kBool, {}, {value ? 1.0 : 0.0});
+  };
+  for (bool taken : {true, false}) {
+    auto outputs = RunFloat(*lowered, {bool_scalar(taken), F32({4}, x)});
+    ASSERT_EQ(outputs.size(), 1u);
+    for (size_t i = 0; i < x.size(); ++i) {
+      double e = std::exp(x[i]);
+      EXPECT_NEAR(outputs[0][i], (taken ? e : -e) + e, 1e-6) << "taken " << taken << ", " << i;
+    }
+  }
+}
+
+// A branch giving a value from outside it (here the input) copies it into the result; a
+// nested If lowers inside its branch.
+TEST(LowerModuleTest, ABranchGivingAnOuterValueCopiesItAndIfsNest) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(R"(
+def @main(%c: Tensor[(), bool] /* si=c */, %d: Tensor[(), bool] /* si=d */,
+          %x: Tensor[(2), float32] /* si=input */) {
+  if (%c) {
+    if (%d) {
+      nn.relu(%x) /* si=relu */
+    } else {
+      negative(%x) /* si=neg */
+    } /* si=inner */
+  } else {
+    %x
+  } /* si=outer */
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  int ifs = 0;
+  loop::PreOrderVisit(Main(*lowered)->body, [&](const Object* node) {
+    ifs += node->kind() == ObjectKind::kIfThenElse;
+  });
+  EXPECT_EQ(ifs, 2);
+  auto flag = [](bool value) {
+    return loop::HostTensor::FromDoubles(DataType::kBool, {}, {value ? 1.0 : 0.0});
+  };
+  std::vector<double> x = {-3, 4};
+  EXPECT_EQ(RunFloat(*lowered, {flag(true), flag(true), F32({2}, x)})[0],
+            (std::vector<double>{0, 4}));
+  EXPECT_EQ(RunFloat(*lowered, {flag(true), flag(false), F32({2}, x)})[0],
+            (std::vector<double>{3, -4}));
+  EXPECT_EQ(RunFloat(*lowered, {flag(false), flag(true), F32({2}, x)})[0],
+            (std::vector<double>{-3, 4}));
+}
+
+// Each If reads the last one's result in both branches: that result is computed once, before
+// the If that reads it (lowered inside each branch, twenty Ifs would run 2^20 kernels).
+TEST(LowerModuleTest, AChainOfIfsComputesEveryValueOnce) {
+  std::string text =
+      "def @main(%c: Tensor[(), bool] /* si=c */, %x: Tensor[(2), float32] /* si=x */) {\n";
+  std::string last = "%x";
+  for (int i = 0; i < 20; ++i) {
+    text += absl::StrCat("  %", i, " = if (%c) { add(", last, ", ", last, ") /* si=double */ } ",
+                         "else { negative(", last, ") /* si=neg */ } /* si=branch */;\n");
+    last = absl::StrCat("%", i);
+  }
+  text += "  " + last + "\n}\n";
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(text);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(KernelCalls(*lowered).size(), 40u);
+  auto flag = [](bool value) {
+    return loop::HostTensor::FromDoubles(DataType::kBool, {}, {value ? 1.0 : 0.0});
+  };
+  // Doubled 20 times, or negated 20 times.
+  EXPECT_EQ(RunFloat(*lowered, {flag(true), F32({2}, {1, -2})})[0],
+            (std::vector<double>{1 << 20, -(2 << 20)}));
+  EXPECT_EQ(RunFloat(*lowered, {flag(false), F32({2}, {1, -2})})[0],
+            (std::vector<double>{1, -2}));
+}
+
 TEST(LowerModuleTest, ConstantsBecomeParamsAfterTheOutputs) {
   // meta[Constant][0] is [[1, 2], [3, 4]] as little-endian float32.
   absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(R"(
