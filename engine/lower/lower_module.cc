@@ -18,6 +18,7 @@
 #include "engine/lower/lower_primitive.h"
 #include "engine/lower/lowering_util.h"
 #include "engine/ir/expr_walk.h"
+#include "engine/ir/if_scopes.h"
 #include "engine/lower/memory_plan.h"
 #include "engine/op/op_registry.h"
 #include "engine/op/type_relations.h"
@@ -141,66 +142,18 @@ class MainLowering {
   }
 
   absl::Status Walk() {
-    KILN_RETURN_IF_ERROR(AssignScopes());
+    // Where each node is computed (see IfScopes): lowering a branch recurses.
+    scopes_.emplace(main_.body);
+    if (scopes_->MaxDepth() > kMaxIfDepth) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("main's Ifs nest ", scopes_->MaxDepth(), " deep, more than ", kMaxIfDepth));
+    }
     return WalkScope(main_.body);
   }
 
   // The dataflow (ChildSet::kDataflow) and an If's condition: what is computed where a node is.
   static bool IsScopeEdge(ChildRole role) {
     return InChildSet(ChildSet::kDataflow, role) || role == ChildRole::kCondition;
-  }
-  // Those and an If's branches: everything main computes.
-  static bool IsComputedEdge(ChildRole role) {
-    return IsScopeEdge(role) || role == ChildRole::kBranch;
-  }
-
-  // Where each node of main is computed. Scope 0 is main's; an If's branches are scopes inside
-  // the If's. A node is computed once, in the innermost scope holding all its uses (the lowest
-  // common ancestor of its users' scopes; a branch's result is used by its branch): a value
-  // both branches read, or read after the If, is computed before the If, one only a branch
-  // reads inside that branch.
-  absl::Status AssignScopes() {
-    scopes_.push_back(Scope{-1, 0});
-    std::vector<const ExprNode*> order;
-    std::unordered_set<const ExprNode*> seen{main_.body.get()};
-    WalkPostOrder(
-        main_.body.get(), ChildSet::kAll,
-        [&](const WalkEdge& edge) {
-          return IsComputedEdge(edge.role) && seen.insert(edge.child).second;
-        },
-        [&](const ExprNode* node) { order.push_back(node); });
-    scope_of_[main_.body.get()] = 0;
-    // Users before operands: a node's scope is final when it is reached.
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      const ExprNode* node = *it;
-      int scope = scope_of_.at(node);
-      for (size_t i = 0; std::optional<ChildSlot> slot = ChildAt(node, i); ++i) {
-        if (slot->node == nullptr || !IsComputedEdge(slot->role)) continue;
-        int required = scope;
-        if (slot->role == ChildRole::kBranch) {
-          if (scopes_[scope].depth >= kMaxIfDepth) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                NodePrefix("If", node->span), "Ifs nested more than ", kMaxIfDepth, " deep"));
-          }
-          required = static_cast<int>(scopes_.size());
-          scopes_.push_back(Scope{scope, scopes_[scope].depth + 1});
-        }
-        auto [entry, inserted] = scope_of_.try_emplace(slot->node, required);
-        if (!inserted) entry->second = CommonScope(entry->second, required);
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  int CommonScope(int a, int b) const {
-    while (a != b) {
-      if (scopes_[a].depth >= scopes_[b].depth) {
-        a = scopes_[a].parent;
-      } else {
-        b = scopes_[b].parent;
-      }
-    }
-    return a;
   }
 
   // Visits the nodes of `root`'s dataflow graph not lowered yet, children first, without
@@ -255,21 +208,13 @@ class MainLowering {
   }
 
   // Computes before the If what its branches read that belongs to the If's scope (see
-  // AssignScopes): values both branches read, or that the code after the If reads too.
+  // IfScopes): values both branches read, or that the code after the If reads too.
   absl::Status HoistIntoScope(const ExprNode* if_node) {
-    int scope = scope_of_.at(if_node);
-    std::vector<const ExprNode*> hoisted;
-    std::unordered_set<const ExprNode*> seen{if_node};
-    WalkPostOrder(
-        if_node, ChildSet::kAll,
-        [&](const WalkEdge& edge) {
-          return IsComputedEdge(edge.role) && expr_values_.count(edge.child) == 0 &&
-                 seen.insert(edge.child).second;
-        },
-        [&](const ExprNode* node) {
-          if (node != if_node && scope_of_.at(node) == scope) hoisted.push_back(node);
-        });
-    for (const ExprNode* node : hoisted) KILN_RETURN_IF_ERROR(WalkScope(Expr(node)));
+    for (const ExprNode* node : scopes_->ComputedBefore(if_node, [this](const ExprNode* n) {
+           return expr_values_.count(n) != 0;
+         })) {
+      KILN_RETURN_IF_ERROR(WalkScope(Expr(node)));
+    }
     return absl::OkStatus();
   }
 
@@ -862,13 +807,7 @@ class MainLowering {
   std::map<std::string, int> next_suffix_;
   int call_count_ = 0;
   int if_count_ = 0;
-  // Main's scope and each branch's (AssignScopes), and where each node is computed.
-  struct Scope {
-    int parent;
-    int depth;  // Ifs around it
-  };
-  std::vector<Scope> scopes_;
-  std::unordered_map<const ExprNode*, int> scope_of_;
+  std::optional<IfScopes> scopes_;
 };
 
 }  // namespace

@@ -23,6 +23,7 @@ GraphFunctionFrame* FunctionFrame(IRDocsifier& d) {
 }
 
 void Bind(IRDocsifier& d, GraphFunctionFrame* frame, const ExprNode* node) {
+  if (node->kind() == ObjectKind::kIf) BindBeforeIf(d, static_cast<const IfNode*>(node));
   // Numbered before its value is built, so temporaries inside a bound if or function come
   // after it and the numbers increase in text order.
   auto temp = Id(std::to_string(frame->next_temp++), IdKind::kTemp);
@@ -54,6 +55,14 @@ void EmitLet(IRDocsifier& d, GraphFunctionFrame* frame, const Let& let) {
 }
 
 }  // namespace
+
+void BindBeforeIf(IRDocsifier& d, const IfNode* branch) {
+  const IfScopes& scopes = FunctionFrame(d)->if_scopes;
+  for (const ExprNode* before : scopes.ComputedBefore(
+           branch, [&](const ExprNode* n) { return IsAtomic(n) || d.IsDefined(n); })) {
+    if (!d.IsDefined(before)) BindPostOrder(d, before);
+  }
+}
 
 ExprDoc Denote(IRDocsifier& d, const Expr& expr) {
   if (!expr) return NoneLiteral();

@@ -64,6 +64,7 @@ Doc BuildTupleGetItem(const ObjectRef& node, IRDocsifier& d) {
 
 Doc BuildIf(const ObjectRef& node, IRDocsifier& d) {
   const auto* branch = node.as<IfNode>();
+  BindBeforeIf(d, branch);  // done already when the If is bound to a temporary
   ExprDoc predicate = Denote(d, branch->cond);
   std::vector<StmtDoc> then_branch = EmitScope(d, branch->true_branch, false);
   std::vector<StmtDoc> else_branch = EmitScope(d, branch->false_branch, false);

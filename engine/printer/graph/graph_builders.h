@@ -41,6 +41,9 @@ inline bool IsAtomic(const ExprNode* expr) {
 // else as its temporary, binding it (and first its unbound operands, in post-order, with an
 // explicit stack) when this is its first use.
 ExprDoc Denote(IRDocsifier& d, const Expr& expr);
+// Binds, in the scope being printed, what `branch`'s branches read that is computed before it
+// (IfScopes: what both branches read, or the code after the If too).
+void BindBeforeIf(IRDocsifier& d, const IfNode* branch);
 // The statements of a scope whose value is `result`: bindings, `let`s, then a ReturnDoc.
 // `continue_shared_let` makes a Let result continue the scope even when it is shared (the
 // scope is that Let's own block).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/ir/expr.h"
+#include "engine/ir/if_scopes.h"
 #include "engine/printer/ir_docsifier.h"
 #include "engine/printer/module_frame.h"
 
@@ -36,6 +37,9 @@ class GraphFunctionFrame final : public Frame {
     return it == use_counts_.end() ? 0 : it->second;
   }
 
+  // Where the body computes each node: an If's branches print inside it only what they alone
+  // read, as lowering runs them.
+  const IfScopes if_scopes;
   int next_temp = 0;
   // Where bindings of the scope being printed go (EmitScope swaps it per scope).
   std::vector<StmtDoc>* stmts = nullptr;

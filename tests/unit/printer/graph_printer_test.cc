@@ -281,6 +281,8 @@ TEST(GraphPrinterTest, SharedNodesPrintOnce) {
             "}\n");
 }
 
+// The relu is read in a branch and after the If: it is computed before the If (IfScopes), so
+// it is bound there, not inside the branch that meets it first.
 TEST(GraphPrinterTest, SharedResultIsBoundAndNamed) {
   Var x = MakeVar("x");
   Var c = MakeVar("c");
@@ -289,13 +291,40 @@ TEST(GraphPrinterTest, SharedResultIsBoundAndNamed) {
   Expr body = MakeTuple({branch, shared});
   EXPECT_EQ(PrintModule(MakeModuleFromMain(MakeFunction({c, x}, body))),
             "def @main(%c, %x) {\n"
-            "  %0 = if (%c) {\n"
-            "    %1 = nn.relu(%x);\n"
-            "    %1\n"
+            "  %0 = nn.relu(%x);\n"
+            "  %1 = if (%c) {\n"
+            "    %0\n"
             "  } else {\n"
             "    %x\n"
             "  };\n"
-            "  (%0, %1)\n"
+            "  (%1, %0)\n"
+            "}\n");
+}
+
+// Each If reads the last one's result in both branches: every If is bound in the body, one
+// after the other, none inside another's branch.
+TEST(GraphPrinterTest, AChainOfIfsPrintsFlat) {
+  Var x = MakeVar("x");
+  Var c = MakeVar("c");
+  Expr last = x;
+  for (int i = 0; i < 3; ++i) last = MakeIf(c, CallOp("nn.relu", {last}), CallOp("negative", {last}));
+  EXPECT_EQ(PrintModule(MakeModuleFromMain(MakeFunction({c, x}, last))),
+            "def @main(%c, %x) {\n"
+            "  %0 = if (%c) {\n"
+            "    nn.relu(%x)\n"
+            "  } else {\n"
+            "    negative(%x)\n"
+            "  };\n"
+            "  %1 = if (%c) {\n"
+            "    nn.relu(%0)\n"
+            "  } else {\n"
+            "    negative(%0)\n"
+            "  };\n"
+            "  if (%c) {\n"
+            "    nn.relu(%1)\n"
+            "  } else {\n"
+            "    negative(%1)\n"
+            "  }\n"
             "}\n");
 }
 
