@@ -202,6 +202,9 @@ class MainLowering {
     KILN_RETURN_IF_ERROR(LowerBranch(branch.true_branch, results, span));
     steps_.push_back(Step{kElse, {}, span});
     KILN_RETURN_IF_ERROR(LowerBranch(branch.false_branch, results, span));
+    // Every result lives through both branches, even one nothing reads after the If: no value
+    // of a branch may share the storage its kernel writes a result into.
+    for (int result : results) Use(result, static_cast<int>(steps_.size()));
     steps_.push_back(Step{kIfEnd, {}, span});
     expr_values_[expr.get()] = std::move(results);
     return absl::OkStatus();
