@@ -122,6 +122,39 @@ TEST(ControlFlowTest, LoopStopsWhereItsConditionTurnsFalse) {
   EXPECT_THAT(out[1], ElementsAre(1, 10, 2, 20, 3, 30));
 }
 
+// Loop(M = 3) whose body branches on a run-time flag: acc doubles, or gains x. Unrolled, each
+// iteration's If reads the last one's result in both branches: each is computed once, before
+// the next If.
+TEST(ControlFlowTest, AnUnrolledLoopBranchingOnARunTimeFlag) {
+  OnnxModelBuilder b;
+  b.Input("flag", {}, onnx::TensorProto::BOOL).Input("x", {2}).Input("acc", {2}).Output("final");
+  auto* m = b.model().mutable_graph()->add_initializer();
+  m->set_name("m");
+  m->set_data_type(onnx::TensorProto::INT64);
+  m->add_int64_data(3);
+  onnx::NodeProto& node = b.Node("Loop", {"m", "", "acc"}, {"final"}, "loop");
+  onnx::GraphProto* body = GraphAttr(node, "body");
+  for (const char* in : {"i", "cond_in", "acc_in"}) Value(body->mutable_input(), in);
+  AddNode(body, "Identity", {"cond_in"}, {"cond_out"});
+  onnx::NodeProto* branch = AddNode(body, "If", {"flag"}, {"acc_out"});
+  onnx::GraphProto* then_branch = GraphAttr(*branch, "then_branch");
+  AddNode(then_branch, "Add", {"acc_in", "acc_in"}, {"doubled"});
+  Value(then_branch->mutable_output(), "doubled");
+  onnx::GraphProto* else_branch = GraphAttr(*branch, "else_branch");
+  AddNode(else_branch, "Add", {"acc_in", "x"}, {"grown"});
+  Value(else_branch->mutable_output(), "grown");
+  for (const char* out : {"cond_out", "acc_out"}) Value(body->mutable_output(), out);
+  auto flag = [](bool value) {
+    return loop::HostTensor::FromDoubles(DataType::kBool, {}, {value ? 1.0 : 0.0});
+  };
+  auto doubled = RunAll(b.Bytes(), {flag(true), Floats({2}, {1, 10}), Floats({2}, {1, -2})});
+  ASSERT_EQ(doubled.size(), 1u);
+  EXPECT_THAT(doubled[0], ElementsAre(8, -16));
+  auto grown = RunAll(b.Bytes(), {flag(false), Floats({2}, {1, 10}), Floats({2}, {1, -2})});
+  ASSERT_EQ(grown.size(), 1u);
+  EXPECT_THAT(grown[0], ElementsAre(4, 28));
+}
+
 // A running sum over the rows of x read backwards (scan_input_directions 1), its outputs stored
 // forwards: the k-th scan output is the sum of the last k + 1 rows.
 TEST(ControlFlowTest, ReverseScanReadsItsInputBackwards) {
