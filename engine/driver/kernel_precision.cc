@@ -79,6 +79,13 @@ absl::StatusOr<KernelPrecisionReport> DriftChecker::CheckKernels(const CompileRe
               "main branches (an If with a run-time condition): its kernels cannot be isolated");
         }
         if (expr->kind() != ObjectKind::kCall) return absl::OkStatus();
+        for (const Expr& arg : expr.as<CallNode>()->args) {
+          if (arg->kind() == ObjectKind::kFunction) {
+            // A while_loop: its body's kernels run once per iteration, on state no call holds.
+            return absl::UnimplementedError(
+                "main loops (a Loop known only at run time): its kernels cannot be isolated");
+          }
+        }
         auto it = kernel_of_call.find(call_count++);
         if (it != kernel_of_call.end()) calls.push_back({expr, it->second});
         return absl::OkStatus();

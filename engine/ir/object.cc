@@ -67,6 +67,7 @@ const char* ObjectKindName(ObjectKind kind) {
     case ObjectKind::kEvaluate: return "Evaluate";
     case ObjectKind::kCallKernel: return "CallKernel";
     case ObjectKind::kAssert: return "Assert";
+    case ObjectKind::kWhile: return "While";
     case ObjectKind::kBuffer: return "Buffer";
     case ObjectKind::kNumKinds: break;
   }

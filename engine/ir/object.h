@@ -57,7 +57,7 @@ enum class ObjectKind : uint16_t {
   kBufferLoad,
   kRamp,
   kBroadcast,
-  // Loop-dialect statements; kFor..kAssert must stay contiguous.
+  // Loop-dialect statements; kFor..kWhile must stay contiguous.
   kFor,
   kBufferStore,
   kAllocate,
@@ -67,6 +67,7 @@ enum class ObjectKind : uint16_t {
   kEvaluate,
   kCallKernel,
   kAssert,
+  kWhile,
   kBuffer,
   kNumKinds,
 };

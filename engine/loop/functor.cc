@@ -14,6 +14,7 @@ void StmtExprVisitor::VisitStmt(const Stmt& stmt) {
     case ObjectKind::kEvaluate: return VisitEvaluate_(stmt.as<EvaluateNode>());
     case ObjectKind::kCallKernel: return VisitCallKernel_(stmt.as<CallKernelNode>());
     case ObjectKind::kAssert: return VisitAssert_(stmt.as<AssertNode>());
+    case ObjectKind::kWhile: return VisitWhile_(stmt.as<WhileNode>());
     default: KILN_UNREACHABLE() << "not a statement: " << ObjectKindName(stmt->kind());
   }
 }
@@ -63,6 +64,10 @@ void StmtExprVisitor::VisitCallKernel_(const CallKernelNode* op) {
   for (const Buffer& buffer : op->args) VisitBuffer(buffer);
 }
 void StmtExprVisitor::VisitAssert_(const AssertNode* op) { VisitExpr(op->condition); }
+void StmtExprVisitor::VisitWhile_(const WhileNode* op) {
+  VisitExpr(op->condition);
+  VisitStmt(op->body);
+}
 void StmtExprVisitor::VisitBinary_(const BinaryNode* op) {
   VisitExpr(op->a);
   VisitExpr(op->b);
@@ -100,6 +105,7 @@ Stmt StmtExprMutator::VisitStmt(const Stmt& stmt) {
     case ObjectKind::kEvaluate: return VisitEvaluate_(stmt.as<EvaluateNode>(), stmt);
     case ObjectKind::kCallKernel: return VisitCallKernel_(stmt.as<CallKernelNode>(), stmt);
     case ObjectKind::kAssert: return VisitAssert_(stmt.as<AssertNode>(), stmt);
+    case ObjectKind::kWhile: return VisitWhile_(stmt.as<WhileNode>(), stmt);
     default: KILN_UNREACHABLE() << "not a statement: " << ObjectKindName(stmt->kind());
   }
   return stmt;
@@ -189,6 +195,12 @@ Stmt StmtExprMutator::VisitAssert_(const AssertNode* op, const Stmt& self) {
   PrimExpr condition = VisitExpr(op->condition);
   if (condition.same_as(op->condition)) return self;
   return MakeAssert(condition, op->message, op->span);
+}
+Stmt StmtExprMutator::VisitWhile_(const WhileNode* op, const Stmt& self) {
+  PrimExpr condition = VisitExpr(op->condition);
+  Stmt body = VisitStmt(op->body);
+  if (condition.same_as(op->condition) && body.same_as(op->body)) return self;
+  return MakeWhile(condition, body, op->span);
 }
 
 PrimExpr StmtExprMutator::VisitIntImm_(const IntImmNode*, const PrimExpr& self) { return self; }

@@ -30,6 +30,7 @@ class StmtExprVisitor {
   virtual void VisitEvaluate_(const EvaluateNode* op);
   virtual void VisitCallKernel_(const CallKernelNode* op);
   virtual void VisitAssert_(const AssertNode* op);
+  virtual void VisitWhile_(const WhileNode* op);
 
   virtual void VisitIntImm_(const IntImmNode*) {}
   virtual void VisitFloatImm_(const FloatImmNode*) {}
@@ -61,6 +62,7 @@ class StmtExprMutator {
   virtual Stmt VisitEvaluate_(const EvaluateNode* op, const Stmt& self);
   virtual Stmt VisitCallKernel_(const CallKernelNode* op, const Stmt& self);
   virtual Stmt VisitAssert_(const AssertNode* op, const Stmt& self);
+  virtual Stmt VisitWhile_(const WhileNode* op, const Stmt& self);
 
   virtual PrimExpr VisitIntImm_(const IntImmNode* op, const PrimExpr& self);
   virtual PrimExpr VisitFloatImm_(const FloatImmNode* op, const PrimExpr& self);

@@ -111,6 +111,7 @@ class Compiler {
   absl::StatusOr<const CompiledStmt*> CompileAllocate(const AllocateNode* op);
   absl::StatusOr<const CompiledStmt*> CompileIf(const IfThenElseNode* op);
   absl::StatusOr<const CompiledStmt*> CompileAssert(const AssertNode* op);
+  absl::StatusOr<const CompiledStmt*> CompileWhile(const WhileNode* op);
   absl::StatusOr<const CompiledStmt*> CompileLet(const LetStmtNode* op);
   absl::StatusOr<const CompiledStmt*> CompileSeq(const SeqStmtNode* op);
   absl::StatusOr<const CompiledStmt*> CompileEvaluate(const EvaluateNode* op);

@@ -280,6 +280,27 @@ class IfStmt final : public CompiledStmt {
   int64_t cost_;
 };
 
+// Every iteration is charged to the run's step budget, so a loop whose condition never turns
+// false ends with the budget's error (or when the run is cancelled), not a hang.
+class WhileStmt final : public CompiledStmt {
+ public:
+  WhileStmt(const CompiledExpr* cond, const CompiledStmt* body, int64_t cost)
+      : cond_(cond), body_(body), cost_(cost) {}
+  void Exec(Frame& frame) const override {
+    while (frame.state->Charge(cost_)) {
+      bool cond = cond_.Eval(frame).u != 0;
+      if (frame.state->failed() || !cond) return;
+      body_->Exec(frame);
+      if (frame.state->failed()) return;
+    }
+  }
+
+ private:
+  Operand cond_;
+  const CompiledStmt* body_;
+  int64_t cost_;
+};
+
 // A failed assertion is the run's error: the message names the check.
 class AssertStmt final : public CompiledStmt {
  public:
@@ -416,6 +437,7 @@ absl::StatusOr<const CompiledStmt*> Compiler::CompileStmt(const Stmt& stmt) {
     case ObjectKind::kEvaluate: return CompileEvaluate(stmt.as<EvaluateNode>());
     case ObjectKind::kCallKernel: return CompileCallKernel(stmt.as<CallKernelNode>());
     case ObjectKind::kAssert: return CompileAssert(stmt.as<AssertNode>());
+    case ObjectKind::kWhile: return CompileWhile(stmt.as<WhileNode>());
     default:
       return Invalid(stmt->span,
                      absl::StrCat("unknown statement kind ", ObjectKindName(stmt->kind())));
@@ -540,6 +562,15 @@ absl::StatusOr<const CompiledStmt*> Compiler::CompileAssert(const AssertNode* op
   }
   KILN_ASSIGN_OR_RETURN(Compiled cond, CompileBool(op->condition, 0));
   return New<AssertStmt>(cond.node, op->message, AddCost(cond.cost, 1));
+}
+
+absl::StatusOr<const CompiledStmt*> Compiler::CompileWhile(const WhileNode* op) {
+  if (op->condition->type.lanes != 1) {
+    return Invalid(op->span, "the condition of a while loop must be a scalar");
+  }
+  KILN_ASSIGN_OR_RETURN(Compiled cond, CompileBool(op->condition, 0));
+  KILN_ASSIGN_OR_RETURN(const CompiledStmt* body, CompileStmt(op->body));
+  return New<WhileStmt>(cond.node, body, AddCost(cond.cost, 1));
 }
 
 absl::StatusOr<const CompiledStmt*> Compiler::CompileLet(const LetStmtNode* op) {

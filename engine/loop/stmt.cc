@@ -63,6 +63,10 @@ Stmt MakeAssert(PrimExpr condition, std::string message, Span span) {
   return Stmt(new AssertNode(std::move(condition), std::move(message), std::move(span)));
 }
 
+Stmt MakeWhile(PrimExpr condition, Stmt body, Span span) {
+  return Stmt(new WhileNode(std::move(condition), std::move(body), std::move(span)));
+}
+
 Stmt MakeCallKernel(GlobalVar callee, std::vector<Buffer> args, Span span) {
   return Stmt(new CallKernelNode(std::move(callee), std::move(args), std::move(span)));
 }

@@ -14,7 +14,7 @@ namespace kiln::loop {
 class StmtNode : public Object {
  public:
   static constexpr bool IsKind(ObjectKind k) {
-    return k >= ObjectKind::kFor && k <= ObjectKind::kAssert;
+    return k >= ObjectKind::kFor && k <= ObjectKind::kWhile;
   }
   const Span span;
 
@@ -146,7 +146,21 @@ class AssertNode final : public StmtNode {
   const std::string message;
 };
 
+// while condition: body. The condition is evaluated before every iteration. Only main has
+// these: a graph while_loop's kernel calls, run while its condition buffer holds true.
+class WhileNode final : public StmtNode {
+ public:
+  static constexpr bool IsKind(ObjectKind k) { return k == ObjectKind::kWhile; }
+  WhileNode(PrimExpr condition, Stmt body, Span span)
+      : StmtNode(ObjectKind::kWhile, std::move(span)),
+        condition(std::move(condition)),
+        body(std::move(body)) {}
+  const PrimExpr condition;
+  const Stmt body;
+};
+
 Stmt MakeAssert(PrimExpr condition, std::string message, Span span = nullptr);
+Stmt MakeWhile(PrimExpr condition, Stmt body, Span span = nullptr);
 Stmt MakeFor(Var loop_var, PrimExpr min, PrimExpr extent, ForKind kind, Stmt body,
              Span span = nullptr);
 Stmt MakeBufferStore(Buffer buffer, PrimExpr value, std::vector<PrimExpr> indices,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 #include <map>
+#include <memory>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -61,13 +62,18 @@ struct Value {
 };
 
 // Step::kernel values that are not kernels. The steps of an If are its begin (args: the
-// condition), the then-branch's steps, kElse, the else-branch's steps and kIfEnd.
+// condition), the then-branch's steps, kElse, the else-branch's steps and kIfEnd; those of a
+// while_loop its begin (args: the condition), the body's steps and kLoopEnd.
 constexpr int kAssertStep = -1;  // an assert of the bool value args[0]
 constexpr int kIfBegin = -2;
 constexpr int kElse = -3;
 constexpr int kIfEnd = -4;
-// Ifs nested deeper than this in main are refused (lowering a branch recurses).
+constexpr int kLoopBegin = -5;
+constexpr int kLoopEnd = -6;
+// Ifs nested deeper than this in main (or in one loop body) are refused (lowering a branch
+// recurses); so are loops nested deeper than kMaxLoopDepth.
 constexpr int kMaxIfDepth = 64;
+constexpr int kMaxLoopDepth = 16;
 
 struct Step {
   int kernel;             // a kernel, or one of the steps above
@@ -143,10 +149,10 @@ class MainLowering {
 
   absl::Status Walk() {
     // Where each node is computed (see IfScopes): lowering a branch recurses.
-    scopes_.emplace(main_.body);
-    if (scopes_->MaxDepth() > kMaxIfDepth) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("main's Ifs nest ", scopes_->MaxDepth(), " deep, more than ", kMaxIfDepth));
+    scopes_.push_back(std::make_unique<IfScopes>(main_.body));
+    if (scopes_.back()->MaxDepth() > kMaxIfDepth) {
+      return absl::InvalidArgumentError(absl::StrCat("main's Ifs nest ", scopes_.back()->MaxDepth(),
+                                                     " deep, more than ", kMaxIfDepth));
     }
     return WalkScope(main_.body);
   }
@@ -165,7 +171,8 @@ class MainLowering {
     return WalkPostOrder(
         root.get(), ChildSet::kAll,
         [&](const WalkEdge& edge) {
-          if (!IsScopeEdge(edge.role)) return false;
+          // A loop body is lowered by VisitWhileLoop, not as a value.
+          if (!IsScopeEdge(edge.role) || edge.child->kind() == ObjectKind::kFunction) return false;
           if (edge.role == ChildRole::kLetBody) {
             const auto& let = *static_cast<const LetNode*>(edge.parent);
             expr_values_[let.var.get()] = expr_values_.at(let.value.get());
@@ -213,7 +220,7 @@ class MainLowering {
   // Computes before the If what its branches read that belongs to the If's scope (see
   // IfScopes): values both branches read, or that the code after the If reads too.
   absl::Status HoistIntoScope(const ExprNode* if_node) {
-    for (const ExprNode* node : scopes_->ComputedBefore(if_node, [this](const ExprNode* n) {
+    for (const ExprNode* node : scopes_.back()->ComputedBefore(if_node, [this](const ExprNode* n) {
            return expr_values_.count(n) != 0;
          })) {
       KILN_RETURN_IF_ERROR(WalkScope(Expr(node)));
@@ -392,7 +399,139 @@ class MainLowering {
     return absl::OkStatus();
   }
 
+  // while (state[0]) { state = body(state, invariants) }: the state lives in values of its
+  // own, given their initial values before the loop; the body's parameters are those values
+  // (its invariants the values passed); what the body computes without reading the state is
+  // computed once, before the loop; each iteration ends by copying the next state in.
+  absl::Status VisitWhileLoop(const Expr& expr, const CallNode& call) {
+    const std::string prefix = NodePrefix("while_loop", expr->span);
+    Span span = Or(expr->span);
+    const auto* body = call.args.empty() ? nullptr : call.args[0].as<FunctionNode>();
+    const auto* state_type = expr->checked_type.as<TupleTypeNode>();
+    if (body == nullptr || state_type == nullptr ||
+        body->params.size() != call.args.size() - 1 ||
+        state_type->fields.size() > body->params.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(prefix, "expected a body function and its arguments (run InferType)"));
+    }
+    if (loop_depth_ >= kMaxLoopDepth) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(prefix, "loops nest more than ", kMaxLoopDepth, " deep"));
+    }
+    const size_t num_state = state_type->fields.size();
+    const int loop_index = loop_count_++;
+    std::vector<int> state;
+    for (size_t k = 0; k < num_state; ++k) {
+      const std::vector<int>& init = expr_values_.at(call.args[1 + k].get());
+      if (init.size() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(prefix, "state ", k, " is not a tensor"));
+      }
+      const Value& like = values_[init[0]];
+      std::string name = k == 0 ? absl::StrCat("loop", loop_index, "_cond")
+                                : absl::StrCat("loop", loop_index, "_state", k);
+      int id = NewValue(Value{Value::Origin::kKernel, like.dtype, like.shape, UniqueName(name)});
+      KILN_ASSIGN_OR_RETURN(int copy, CopyKernel(values_[id], span));
+      int step_index = static_cast<int>(steps_.size());
+      Use(init[0], step_index);
+      values_[id].step = step_index;
+      steps_.push_back(Step{copy, {init[0], id}, span});
+      state.push_back(id);
+      expr_values_[body->params[k].get()] = {id};
+    }
+    if (values_[state[0]].dtype != DataType::kBool || !values_[state[0]].shape.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(prefix, "state 0 must be a bool scalar"));
+    }
+    for (size_t j = num_state; j < body->params.size(); ++j) {
+      expr_values_[body->params[j].get()] = expr_values_.at(call.args[1 + j].get());
+    }
+    scopes_.push_back(std::make_unique<IfScopes>(body->body));
+    if (scopes_.back()->MaxDepth() > kMaxIfDepth) {
+      return absl::InvalidArgumentError(absl::StrCat(prefix, "the body's Ifs nest ",
+                                                     scopes_.back()->MaxDepth(), " deep, more than ",
+                                                     kMaxIfDepth));
+    }
+    KILN_RETURN_IF_ERROR(HoistLoopInvariants(*body, num_state));
+
+    const int begin = static_cast<int>(steps_.size());
+    steps_.push_back(Step{kLoopBegin, {state[0]}, span});
+    ++loop_depth_;
+    KILN_RETURN_IF_ERROR(WalkScope(body->body));
+    --loop_depth_;
+    std::vector<int> next = expr_values_.at(body->body.get());
+    if (next.size() != num_state) {
+      return absl::InternalError(absl::StrCat(prefix, "the body gives ", next.size(),
+                                              " tensors for ", num_state, " states"));
+    }
+    // A next state that is (a view of) a state is copied out first: writing one state back must
+    // not change what another is written from (a body swapping two states).
+    std::set<int> state_roots(state.begin(), state.end());
+    for (size_t k = 0; k < num_state; ++k) {
+      if (!state_roots.count(values_[next[k]].root)) continue;
+      const Value& like = values_[next[k]];
+      int temp = NewValue(Value{Value::Origin::kKernel, like.dtype, like.shape,
+                                UniqueName(absl::StrCat("loop", loop_index, "_next", k))});
+      KILN_ASSIGN_OR_RETURN(int copy, CopyKernel(values_[temp], span));
+      int step_index = static_cast<int>(steps_.size());
+      Use(next[k], step_index);
+      values_[temp].step = step_index;
+      steps_.push_back(Step{copy, {next[k], temp}, span});
+      next[k] = temp;
+    }
+    for (size_t k = 0; k < num_state; ++k) {
+      KILN_ASSIGN_OR_RETURN(int copy, CopyKernel(values_[state[k]], span));
+      Use(next[k], static_cast<int>(steps_.size()));
+      steps_.push_back(Step{copy, {next[k], state[k]}, span});
+    }
+    const int end = static_cast<int>(steps_.size());
+    steps_.push_back(Step{kLoopEnd, {}, span});
+    // What the loop reads that was computed before it is read again every iteration: it lives
+    // to the loop's end (and the state through it).
+    for (int s = begin; s < end; ++s) {
+      for (int arg : steps_[s].args) {
+        const Value& root = values_[values_[arg].root];
+        if (root.origin != Value::Origin::kKernel || root.step < begin) Use(arg, end);
+      }
+    }
+    for (int id : state) Use(id, end);
+    scopes_.pop_back();
+    expr_values_[expr.get()] = std::move(state);
+    return absl::OkStatus();
+  }
+
+  // Lowers before a loop what its body computes without reading the state (its first
+  // `num_state` parameters): loop-invariant code runs once.
+  absl::Status HoistLoopInvariants(const FunctionNode& body, size_t num_state) {
+    std::unordered_set<const ExprNode*> reads_state;
+    for (size_t k = 0; k < num_state; ++k) reads_state.insert(body.params[k].get());
+    std::unordered_set<const ExprNode*> seen;
+    std::vector<const ExprNode*> invariant;
+    WalkPostOrder(
+        body.body.get(), ChildSet::kUses,
+        [&](const WalkEdge& edge) {
+          return edge.child->kind() != ObjectKind::kFunction &&
+                 edge.role != ChildRole::kCallee && seen.insert(edge.child).second;
+        },
+        [&](const ExprNode* node) {
+          bool reads = reads_state.count(node) != 0;
+          ForEachChild(node, ChildSet::kUses, [&](const ExprNode* child) {
+            reads = reads || reads_state.count(child) != 0;
+          });
+          if (reads) {
+            reads_state.insert(node);
+          } else {
+            invariant.push_back(node);
+          }
+        });
+    for (const ExprNode* node : invariant) {
+      if (node->kind() == ObjectKind::kOp || expr_values_.count(node)) continue;
+      KILN_RETURN_IF_ERROR(WalkScope(Expr(node)));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status VisitCall(const Expr& expr, const CallNode& call) {
+    static const OpEntry& while_loop = *OpRegistry::Global().Find("while_loop");
+    if (IsOp(call.op, while_loop)) return VisitWhileLoop(expr, call);
     int call_index = call_count_++;
     std::vector<int> inputs;
     for (const Expr& arg : call.args) {
@@ -681,7 +820,8 @@ class MainLowering {
 
   absl::StatusOr<LoweredModule> Build() {
     LoweredModule lowered;
-    // Statement lists of the open scopes: main's, then per open If its then- and else-lists.
+    // Statement lists of the open scopes: main's, then per open If its then- and else-lists
+    // (per open loop its body's list, then_stmts).
     struct Scope {
       const Step* begin = nullptr;
       std::vector<loop::Stmt> then_stmts, else_stmts;
@@ -700,8 +840,18 @@ class MainLowering {
               loop::MakeBufferLoad(values_[step.args[0]].buffer, {}), step.message, step.span));
           continue;
         case kIfBegin:
+        case kLoopBegin:
           open.push_back(Scope{&step});
           continue;
+        case kLoopEnd: {
+          Scope scope = std::move(open.back());
+          open.pop_back();
+          const Step& begin = *scope.begin;
+          current().push_back(loop::MakeWhile(
+              loop::MakeBufferLoad(values_[begin.args[0]].buffer, {}),
+              loop::MakeSeqStmt(std::move(scope.then_stmts), begin.span), begin.span));
+          continue;
+        }
         case kElse:
           open.back().in_else = true;
           continue;
@@ -810,7 +960,10 @@ class MainLowering {
   std::map<std::string, int> next_suffix_;
   int call_count_ = 0;
   int if_count_ = 0;
-  std::optional<IfScopes> scopes_;
+  int loop_count_ = 0;
+  int loop_depth_ = 0;
+  // The scopes of main's body, then of each loop body being lowered.
+  std::vector<std::unique_ptr<IfScopes>> scopes_;
 };
 
 }  // namespace

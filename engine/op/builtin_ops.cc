@@ -11,6 +11,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterTransformOps(registry);
   RegisterDeviceOps(registry);
   RegisterShapeGuardOps(registry);
+  RegisterControlFlowOps(registry);
   // Compute definitions attach to the ops registered above.
   RegisterElementwiseComputes(registry);
   RegisterNnComputes(registry);

@@ -12,5 +12,6 @@ void RegisterReduceOps(OpRegistry& registry);       // reduce.cc
 void RegisterTransformOps(OpRegistry& registry);    // transform.cc
 void RegisterDeviceOps(OpRegistry& registry);       // device.cc
 void RegisterShapeGuardOps(OpRegistry& registry);   // shape_guard.cc
+void RegisterControlFlowOps(OpRegistry& registry);  // while_loop.cc
 
 }  // namespace kiln

@@ -52,10 +52,16 @@ bool IsLeaf(const ExprNode* expr) {
 
 bool IsLeaf(const Expr& expr) { return IsLeaf(expr.get()); }
 
+// A call of an operator that computes tensors: a kernel. A call taking a function (while_loop
+// and its body) is control flow: never wrapped, its body fused on its own.
 bool IsOpCall(const ExprNode* node) {
   const auto* call =
       node->kind() == ObjectKind::kCall ? static_cast<const CallNode*>(node) : nullptr;
-  return call != nullptr && call->op.as<OpNode>() != nullptr;
+  if (call == nullptr || call->op.as<OpNode>() == nullptr) return false;
+  for (const Expr& arg : call->args) {
+    if (arg->kind() == ObjectKind::kFunction && !IsLeaf(arg)) return false;
+  }
+  return true;
 }
 
 bool SameShape(const Type& a, const Type& b) {

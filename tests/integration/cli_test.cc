@@ -60,6 +60,23 @@ class KilnCliTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
+  struct ControlFlowArtifacts {
+    bool compiled = false;
+    std::string loop_ir, assembly;
+  };
+  // `model` compiled through kilnd to its loop IR and assembly.
+  ControlFlowArtifacts CompileControlFlow(const std::string& name, const std::string& model) {
+    const std::string path = (dir_ / (name + ".onnx")).string();
+    std::ofstream(path, std::ios::binary) << model;
+    const std::filesystem::path out = dir_ / name;
+    CliRun run = Kiln("compile " + path + " --artifacts=loop-ir,asm --out=" + out.string() + server_);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    std::stringstream loop, assembly;
+    loop << std::ifstream(out / "model.loop.py").rdbuf();
+    assembly << std::ifstream(out / "kiln_model.s").rdbuf();
+    return {run.exit_code == 0, loop.str(), assembly.str()};
+  }
+
   std::filesystem::path dir_;
   std::string model_, garbage_, unsupported_, server_;
   std::unique_ptr<KilndProcess> kilnd_;
@@ -111,25 +128,31 @@ TEST_F(KilnCliTest, WeightPrefetchFootprintReachesTheNativeCode) {
 // the If around each branch's kernel, and the object's entry calls each kernel on its own path
 // (the assembly annotates each call with its ONNX layer).
 TEST_F(KilnCliTest, ARunTimeIfCompilesToABranchOfTheNativeCode) {
-  const std::string model = (dir_ / "branch.onnx").string();
-  std::ofstream(model, std::ios::binary) << kiln::testing::BranchModel();
-  const std::string out = (dir_ / "branch").string();
-  CliRun run = Kiln("compile " + model + " --artifacts=loop-ir,asm --out=" + out + server_);
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  std::stringstream loop, assembly;
-  loop << std::ifstream(std::filesystem::path(out) / "model.loop.py").rdbuf();
-  assembly << std::ifstream(std::filesystem::path(out) / "kiln_model.s").rdbuf();
+  ControlFlowArtifacts out = CompileControlFlow("branch", kiln::testing::BranchModel());
+  ASSERT_TRUE(out.compiled);
   std::smatch match;
-  const std::string loop_text = loop.str();
-  ASSERT_TRUE(std::regex_search(loop_text, match,
+  ASSERT_TRUE(std::regex_search(out.loop_ir, match,
                                 std::regex("\\n( +)if [^\\n]*:  # si=branch\\n"
                                            "\\1    T.call_kernel\\(fused_nn_relu,[^\\n]*\\n"
                                            "\\1else:\\n"
                                            "\\1    T.call_kernel\\(fused_negative,")))
-      << loop_text;
-  const std::string asm_text = assembly.str();
-  EXPECT_NE(asm_text.find("[then_relu]"), std::string::npos);
-  EXPECT_NE(asm_text.find("[else_neg]"), std::string::npos);
+      << out.loop_ir;
+  EXPECT_NE(out.assembly.find("[then_relu]"), std::string::npos);
+  EXPECT_NE(out.assembly.find("[else_neg]"), std::string::npos);
+}
+
+// A Loop whose trip count only a run knows: main's loop IR is a while loop around the body's
+// kernel, and the native code's instructions carry the body node's name.
+TEST_F(KilnCliTest, ARunTimeLoopCompilesToALoopOfTheNativeCode) {
+  ControlFlowArtifacts out = CompileControlFlow("loop", kiln::testing::LoopModel());
+  ASSERT_TRUE(out.compiled);
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(out.loop_ir, match,
+                                std::regex("\\n( +)while [^\\n]*:  # si=repeat\\n"
+                                           "(\\1    [^\\n]*\\n)*"
+                                           "\\1    T.call_kernel\\(fused_tanh,[^\\n]*# si=step_tanh\\n")))
+      << out.loop_ir;
+  EXPECT_NE(out.assembly.find("[step_tanh]"), std::string::npos);
 }
 
 TEST_F(KilnCliTest, TraceShowsPassesAndTheirDiffs) {

@@ -15,6 +15,7 @@ void AddTensorInfo(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* lis
   info->set_name(name);
   auto* tensor = info->mutable_type()->mutable_tensor_type();
   tensor->set_elem_type(onnx::TensorProto::FLOAT);
+  tensor->mutable_shape();  // a scalar's shape is present and empty
   for (int64_t d : dims) tensor->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
@@ -110,6 +111,28 @@ std::string BranchModel() {
   };
   branch("then_branch", "Relu", "then_relu");
   branch("else_branch", "Neg", "else_neg");
+  AddTensorInfo(graph->mutable_output(), "output", {1, 64});
+  return model.SerializeAsString();
+}
+
+std::string LoopModel() {
+  onnx::ModelProto model = NewModel("loop");
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInfo(graph->mutable_input(), "trips", {});
+  graph->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT64);
+  AddTensorInfo(graph->mutable_input(), "input", {1, 64});
+  onnx::NodeProto* node = AddNode(graph, "Loop", "repeat", {"trips", "", "input"}, "output");
+  onnx::AttributeProto* attr = node->add_attribute();
+  attr->set_name("body");
+  attr->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = attr->mutable_g();
+  body->set_name("body");
+  for (const char* name : {"i", "cond_in", "carried"}) body->add_input()->set_name(name);
+  AddNode(body, "Identity", "keep_going", {"cond_in"}, "cond_out");
+  AddNode(body, "Tanh", "step_tanh", {"carried"}, "next");
+  body->add_output()->set_name("cond_out");
+  AddTensorInfo(body->mutable_output(), "next", {1, 64});
   AddTensorInfo(graph->mutable_output(), "output", {1, 64});
   return model.SerializeAsString();
 }

@@ -29,6 +29,10 @@ std::string ClassifierModel();
 // output: a condition known only at run time.
 std::string BranchModel();
 
+// trips (int64 scalar), input[1,64] -> Loop "repeat" of `trips` iterations (body: Tanh
+// "step_tanh" of the carried value) -> output: a loop known only at run time.
+std::string LoopModel();
+
 // Models an attacker would send: a few hundred bytes each.
 // ConstantOfShape([elements]) of float 1 "fill" -> ReduceMax "max" -> output.
 std::string ConstantOfShapeModel(int64_t elements);

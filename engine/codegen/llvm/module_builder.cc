@@ -68,21 +68,26 @@ absl::Status CheckKernelStmt(const loop::Stmt& stmt, const std::string& kernel) 
   return status;
 }
 
-// The one stored bool an assert or an If in main tests (a kernel's result or an input), or
+// The one stored bool an assert, an If or a while loop in main tests (a kernel's result or an input), or
 // null: main holds no expression code of its own.
+// FlattenBuffer makes a scalar at a nonzero offset of the workspace one constant element of a
+// flat view.
 const loop::BufferLoadNode* StoredFlag(const loop::PrimExpr& condition) {
   const auto* load = condition.as<loop::BufferLoadNode>();
-  if (load == nullptr || load->buffer->dtype != DataType::kBool || load->buffer->NumElements() != 1 ||
-      load->type.lanes != 1) {
+  if (load == nullptr || load->buffer->dtype != DataType::kBool || load->type.lanes != 1) {
     return nullptr;
   }
+  if (load->indices.empty() && load->buffer->NumElements() == 1) return load;
+  if (load->indices.size() != 1 || load->buffer->shape.size() != 1) return nullptr;
+  const auto* index = load->indices[0].as<loop::IntImmNode>();
+  if (index == nullptr || index->value < 0 || index->value >= load->buffer->shape[0]) return nullptr;
   return load;
 }
 
-// Ifs of main nested deeper than this are refused (emitting one recurses).
+// Ifs and while loops of main nested deeper than this are refused (emitting one recurses).
 constexpr int kMaxMainIfDepth = 64;
 
-// `if_depth`: the Ifs around `stmt` (workspace Allocates only outside them).
+// `if_depth`: the Ifs and while loops around `stmt` (workspace Allocates only outside them).
 absl::Status CheckMainStmt(const loop::Stmt& stmt, int if_depth = 0) {
   if (const auto* op = stmt.as<loop::AllocateNode>(); op != nullptr && if_depth == 0) {
     return CheckMainStmt(op->body);
@@ -104,10 +109,14 @@ absl::Status CheckMainStmt(const loop::Stmt& stmt, int if_depth = 0) {
     return op->else_case.defined() ? CheckMainStmt(op->else_case, if_depth + 1)
                                    : absl::OkStatus();
   }
+  if (const auto* op = stmt.as<loop::WhileNode>();
+      op != nullptr && StoredFlag(op->condition) != nullptr && if_depth < kMaxMainIfDepth) {
+    return CheckMainStmt(op->body, if_depth + 1);
+  }
   return absl::UnimplementedError(absl::StrCat(
       "main holds a ", ObjectKindName(stmt->kind()),
       " statement; native code supports main as workspace Allocates around kernel calls, "
-      "asserts of one stored bool and Ifs (at most ", kMaxMainIfDepth,
+      "asserts of one stored bool and Ifs and while loops (at most ", kMaxMainIfDepth,
       " deep) on one stored bool around them"));
 }
 
@@ -184,6 +193,7 @@ class Builder {
       if (op->else_case.defined()) PlanMain(op->else_case);
       return;
     }
+    if (const auto* op = stmt.as<loop::WhileNode>()) return PlanMain(op->body);
     const auto* call = stmt.as<loop::CallKernelNode>();
     if (call == nullptr) return;
     std::vector<int64_t>& aligns = param_align_[call->callee->name_hint];
@@ -410,8 +420,10 @@ class Builder {
   // The stored bool `flag` (one byte) is not zero.
   llvm::Value* LoadFlag(llvm::IRBuilder<>& b, const loop::BufferLoadNode& flag) {
     const loop::Buffer& buffer = flag.buffer;
+    int64_t offset = buffer->elem_offset;
+    if (!flag.indices.empty()) offset += flag.indices[0].as<loop::IntImmNode>()->value;
     llvm::Value* pointer = b.CreateConstInBoundsGEP1_64(
-        b.getInt8Ty(), storage_pointer_.at(buffer->data.get()), buffer->elem_offset, buffer->name);
+        b.getInt8Ty(), storage_pointer_.at(buffer->data.get()), offset, buffer->name);
     return b.CreateICmpNE(b.CreateLoad(b.getInt8Ty(), pointer), b.getInt8(0));
   }
 
@@ -444,6 +456,21 @@ class Builder {
       if (op->else_case.defined()) EmitMainStmt(b, op->else_case);
       b.CreateBr(join);
       b.SetInsertPoint(join);
+      return;
+    }
+    if (const auto* op = stmt.as<loop::WhileNode>()) {
+      // The condition is tested before every iteration, the body's kernels write it.
+      llvm::LLVMContext& context = context_.context();
+      auto* test = llvm::BasicBlock::Create(context, "while", entry_);
+      auto* body = llvm::BasicBlock::Create(context, "do", entry_);
+      auto* done = llvm::BasicBlock::Create(context, "endwhile", entry_);
+      b.CreateBr(test);
+      b.SetInsertPoint(test);
+      b.CreateCondBr(LoadFlag(b, *StoredFlag(op->condition)), body, done);
+      b.SetInsertPoint(body);
+      EmitMainStmt(b, op->body);
+      b.CreateBr(test);
+      b.SetInsertPoint(done);
       return;
     }
     const auto* call = stmt.as<loop::CallKernelNode>();

@@ -116,7 +116,9 @@ absl::StatusOr<std::vector<Expr>> ConvertIf(ConvertContext& ctx, const RunSubgra
   return out;
 }
 
-// Loop(M, cond, v...): body(iteration, cond, v...) -> (cond, v..., scan outputs...).
+// Loop(M, cond, v...): body(iteration, cond, v...) -> (cond, v..., scan outputs...). Unrolled
+// when the trip count and every condition are known at import and there are at most
+// kMaxUnrolledLoopIterations iterations; a run-time loop otherwise.
 absl::StatusOr<std::vector<Expr>> ConvertLoop(ConvertContext& ctx, const RunSubgraph& run) {
   KILN_ASSIGN_OR_RETURN(const onnx::GraphProto* body, GraphAttr(ctx, "body"));
   std::optional<int64_t> trip_count;
@@ -124,7 +126,7 @@ absl::StatusOr<std::vector<Expr>> ConvertLoop(ConvertContext& ctx, const RunSubg
     KILN_ASSIGN_OR_RETURN(Expr m, ctx.Input(0));
     TensorData value = KnownValue(ctx, m);
     std::optional<double> count = value ? ScalarValue(value) : std::nullopt;
-    if (!count) return ctx.Error("the trip count M must be known at import (Kiln unrolls loops)");
+    if (!count) return ConvertRunTimeLoop(ctx, run, *body);
     trip_count = static_cast<int64_t>(*count);
   }
   Expr cond = ctx.Constant(ScalarTensor(DataType::kBool, 1));
@@ -141,17 +143,21 @@ absl::StatusOr<std::vector<Expr>> ConvertLoop(ConvertContext& ctx, const RunSubg
     return ctx.Error("the body has fewer outputs than the condition and the loop-carried values");
   }
   const size_t num_scan = body->output_size() - 1 - num_state;
-  const int64_t limit = trip_count.value_or(kMaxUnrolledIterations + 1);
+  if (trip_count.value_or(kMaxUnrolledLoopIterations + 1) > kMaxUnrolledLoopIterations &&
+      !ctx.HasInput(1)) {
+    return ConvertRunTimeLoop(ctx, run, *body);
+  }
+  const int64_t limit = std::min(trip_count.value_or(kMaxUnrolledLoopIterations + 1),
+                                 kMaxUnrolledLoopIterations + 1);
   std::vector<std::vector<Expr>> scans(num_scan);
   int64_t i = 0;
   for (; i < limit; ++i) {
     std::optional<bool> go = KnownBool(ctx, cond);
-    if (!go) {
-      return ctx.Error("the loop condition must be known at import after every iteration "
-                       "(Kiln unrolls loops)");
-    }
+    // What the importer cannot follow runs as a loop (the iterations unrolled so far are
+    // dropped: nothing reads them).
+    if (!go) return ConvertRunTimeLoop(ctx, run, *body);
     if (!*go) break;
-    KILN_RETURN_IF_ERROR(CheckIterations(ctx, i + 1));
+    if (i == kMaxUnrolledLoopIterations) return ConvertRunTimeLoop(ctx, run, *body);
     std::vector<Expr> inputs = {ctx.Constant(ScalarTensor(DataType::kInt64, static_cast<double>(i))),
                                 cond};
     inputs.insert(inputs.end(), state.begin(), state.end());

@@ -17,6 +17,8 @@
 namespace kiln::onnx_frontend {
 
 inline constexpr int64_t kMaxUnrolledIterations = 4096;
+// Loops of more iterations (or of iterations not known at import) run as loops.
+inline constexpr int64_t kMaxUnrolledLoopIterations = 64;
 // At most this many Ifs on run-time conditions per model: each is a scope of the graph that
 // passes, printers and lowering walk recursively (a chain of Ifs, each reading the last one's
 // result, nests that deep in the graph text).
@@ -28,6 +30,11 @@ using RunSubgraph = std::function<absl::StatusOr<std::vector<Expr>>(
     const onnx::GraphProto& body, const std::vector<Expr>& inputs)>;
 
 bool IsControlFlowOp(const std::string& op_type);
+
+// The outputs of a Loop whose trip count or condition is known only at run time (or that runs
+// more iterations than Kiln unrolls): a graph while_loop (run_time_loop.cc).
+absl::StatusOr<std::vector<Expr>> ConvertRunTimeLoop(ConvertContext& ctx, const RunSubgraph& run,
+                                                     const onnx::GraphProto& body);
 
 // The outputs of the If, Loop or Scan node `ctx` converts.
 absl::StatusOr<std::vector<Expr>> ConvertControlFlow(ConvertContext& ctx, const RunSubgraph& run);

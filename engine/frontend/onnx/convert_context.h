@@ -31,6 +31,7 @@ class ConvertContext {
 
   const onnx::NodeProto& node() const { return node_; }
   int64_t opset() const { return opset_; }
+  const Span& span() const { return span_; }
   const OnnxImportOptions& options() const { return options_; }
 
   // Inputs. An optional input left out (`""` or past the end) is absent.

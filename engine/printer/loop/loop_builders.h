@@ -53,6 +53,7 @@ Doc BuildSeqStmt(const ObjectRef& node, IRDocsifier& d);
 Doc BuildEvaluate(const ObjectRef& node, IRDocsifier& d);
 Doc BuildCallKernel(const ObjectRef& node, IRDocsifier& d);
 Doc BuildAssert(const ObjectRef& node, IRDocsifier& d);
+Doc BuildWhile(const ObjectRef& node, IRDocsifier& d);
 
 Doc BuildIntImm(const ObjectRef& node, IRDocsifier& d);
 Doc BuildFloatImm(const ObjectRef& node, IRDocsifier& d);

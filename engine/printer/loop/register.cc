@@ -70,6 +70,7 @@ void RegisterLoopDialectPrinter(IRDocsifier::Registry& registry) {
     registry.Register(token, ObjectKind::kEvaluate, StatementBuilder(lp::BuildEvaluate));
     registry.Register(token, ObjectKind::kCallKernel, StatementBuilder(lp::BuildCallKernel));
     registry.Register(token, ObjectKind::kAssert, StatementBuilder(lp::BuildAssert));
+    registry.Register(token, ObjectKind::kWhile, StatementBuilder(lp::BuildWhile));
 
     registry.Register(token, ObjectKind::kIntImm, ExpressionBuilder(lp::BuildIntImm));
     registry.Register(token, ObjectKind::kFloatImm, ExpressionBuilder(lp::BuildFloatImm));

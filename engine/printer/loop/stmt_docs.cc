@@ -173,6 +173,12 @@ Doc BuildIfThenElse(const ObjectRef& node, IRDocsifier& d) {
   return WithSourceAndSpan(d, doc, node, branch->span);
 }
 
+Doc BuildWhile(const ObjectRef& node, IRDocsifier& d) {
+  const auto* loop = node.as<loop::WhileNode>();
+  auto doc = std::make_shared<WhileDocNode>(d.AsExprDoc(loop->condition), StmtList(d, loop->body));
+  return WithSourceAndSpan(d, doc, node, loop->span);
+}
+
 Doc BuildLetStmt(const ObjectRef& node, IRDocsifier& d) {
   const auto* let = node.as<loop::LetStmtNode>();
   ExprDoc value = d.AsExprDoc(let->value);

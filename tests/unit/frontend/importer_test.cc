@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "engine/frontend/onnx/control_flow.h"
 #include "engine/ir/expr_visitor.h"
 #include "engine/ir/structural_equal.h"
@@ -183,6 +185,64 @@ TEST(OnnxImporterTest, IfsOnRunTimeConditionsAreLimited) {
   EXPECT_THAT(Message(refused.status()),
               ::testing::HasSubstr("ONNX node 'if256' (#256, If): more than 256 Ifs on conditions "
                                    "known only at run time"));
+}
+
+// A Loop whose trip count is an input is a while_loop of main, its body a closed function: the
+// outer value it reads (x) is passed in as an invariant, what it computes without the state
+// (x * x) is computed outside it, and its nodes carry their own names.
+TEST(OnnxImporterTest, ARunTimeLoopIsAWhileLoopWithAClosedBody) {
+  OnnxModelBuilder b;
+  b.Input("m", {}, onnx::TensorProto::INT64).Input("x", {2}).Input("acc", {2}).Output("final");
+  onnx::NodeProto& node = b.Node("Loop", {"m", "", "acc"}, {"final"}, "accumulate");
+  onnx::AttributeProto* attr = node.add_attribute();
+  attr->set_name("body");
+  attr->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = attr->mutable_g();
+  for (const char* in : {"i", "cond_in", "acc_in"}) body->add_input()->set_name(in);
+  auto add_node = [&](const char* op, std::vector<std::string> inputs, const char* output,
+                      const char* name) {
+    onnx::NodeProto* n = body->add_node();
+    n->set_op_type(op);
+    if (name != nullptr) n->set_name(name);
+    for (const std::string& in : inputs) n->add_input(in);
+    n->add_output(output);
+  };
+  add_node("Identity", {"cond_in"}, "cond_out", nullptr);
+  add_node("Mul", {"x", "x"}, "squared", "square");
+  add_node("Add", {"acc_in", "squared"}, "acc_out", "accumulate_step");
+  for (const char* out : {"cond_out", "acc_out"}) body->add_output()->set_name(out);
+  auto module = ImportOnnxModel(b.Bytes());
+  ASSERT_TRUE(module.ok()) << module.status();
+
+  const CallNode* loop = nullptr;
+  PostOrderVisit(Main(*module)->body, [&](const Expr& e) {
+    const auto* call = e.as<CallNode>();
+    if (call != nullptr && call->op.same_as(GetOp("while_loop"))) loop = call;
+  });
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(SpanSourceNames(loop->span), std::vector<std::string>{"accumulate"});
+  const auto* func = loop->args[0].as<FunctionNode>();
+  ASSERT_NE(func, nullptr);
+  // (cond, iteration, acc), then the invariants: the trip count and x * x.
+  ASSERT_EQ(func->params.size(), 5u);
+  ASSERT_EQ(loop->args.size(), 6u);
+  std::set<const ExprNode*> params;
+  for (const Var& param : func->params) params.insert(param.get());
+  std::vector<std::string> free_vars;
+  std::vector<std::vector<std::string>> body_calls;
+  PostOrderVisit(func->body, [&](const Expr& e) {
+    if (const auto* var = e.as<VarNode>(); var != nullptr && !params.count(var)) {
+      free_vars.push_back(var->name_hint);
+    }
+    if (const auto* call = e.as<CallNode>(); call != nullptr && call->op.same_as(GetOp("multiply"))) {
+      ADD_FAILURE() << "x * x reads no state: it belongs outside the body";
+    }
+  });
+  EXPECT_THAT(free_vars, ::testing::IsEmpty());
+  const auto* squared = loop->args[5].as<CallNode>();
+  ASSERT_NE(squared, nullptr) << "the last invariant is x * x, computed before the loop";
+  EXPECT_EQ(SpanSourceNames(squared->span), std::vector<std::string>{"square"});
+  EXPECT_THAT(CallSpans(func->body), ::testing::Contains(std::vector<std::string>{"accumulate_step"}));
 }
 
 TEST(OnnxImporterTest, SpanFillingSwitchAndInitializersAsParameters) {

@@ -477,6 +477,31 @@ TEST(InterpreterTest, StepBudgetStopsALongLoop) {
   EXPECT_LT(a.Values<int64_t>()[0], 100'000);
 }
 
+// while flag[0]: n += 1; flag[0] = n < 5 -- runs 5 times (by hand); with the flag never
+// cleared, the step budget ends the run instead of a hang.
+TEST(InterpreterTest, AWhileLoopRunsWhileItsConditionHoldsAndWithinTheStepBudget) {
+  Buffer flag = MakeBuffer("flag", DataType::kBool, {});
+  Buffer n = MakeBuffer("n", DataType::kInt64, {});
+  PrimExpr count = MakeBufferLoad(n, {}) + IntImm(1);
+  Stmt counting = MakeWhile(MakeBufferLoad(flag, {}),
+                            MakeSeqStmt({MakeBufferStore(n, count, {}),
+                                         MakeBufferStore(flag, MakeBufferLoad(n, {}) < IntImm(5), {})}));
+  HostTensor go = HostTensor::FromValues<uint8_t>(DataType::kBool, {}, {1});
+  HostTensor runs = HostTensor::Zeros(DataType::kInt64, {});
+  ASSERT_TRUE(RunPrimFunc(MakePrimFunc({flag, n}, counting), {&go, &runs}).ok());
+  EXPECT_EQ(runs.Values<int64_t>()[0], 5);
+
+  Stmt forever = MakeWhile(MakeBufferLoad(flag, {}), MakeBufferStore(n, count, {}));
+  go = HostTensor::FromValues<uint8_t>(DataType::kBool, {}, {1});
+  runs = HostTensor::Zeros(DataType::kInt64, {});
+  InterpreterOptions options;
+  options.max_steps = 100'000;
+  absl::Status status = RunPrimFunc(MakePrimFunc({flag, n}, forever), {&go, &runs}, options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_GT(runs.Values<int64_t>()[0], 0);
+  EXPECT_LT(runs.Values<int64_t>()[0], 100'000);
+}
+
 TEST(InterpreterTest, CancellationCallbackStopsTheRun) {
   Buffer A = MakeBuffer("A", DataType::kInt64, {1});
   Var i = MakeVar("i");

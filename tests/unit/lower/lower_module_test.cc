@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -400,6 +401,63 @@ meta[Constant][0] = Tensor[(2, 2), float32] 0x0000803f000000400000404000008040;
   EXPECT_EQ(lowered->constants[0].second->shape, (std::vector<int64_t>{2, 2}));
   auto outputs = RunFloat(*lowered, {F32({2, 2}, {10, 20, 30, 40})});
   EXPECT_EQ(outputs[0], (std::vector<double>{11, 22, 33, 44}));
+}
+
+// acc = acc * softmax(w) while the step count stays below n: main's while loop runs the body's
+// kernels; softmax(w) reads no state, so it runs once, before the loop; the state (condition,
+// count, acc) is copied in before the loop and written back at the end of each iteration.
+constexpr char kWhileLoop[] = R"(
+def @main(%n: Tensor[(), int64] /* si=n */, %x: Tensor[(2), float32] /* si=input */,
+          %w: Tensor[(2), float32] /* si=w */) {
+  %0 = fn (%c: Tensor[(), bool] /* si=loop */, %i: Tensor[(), int64] /* si=loop */,
+           %acc: Tensor[(2), float32] /* si=loop */, %limit: Tensor[(), int64] /* si=n */,
+           %scale_in: Tensor[(2), float32] /* si=w */) {
+    %1 = add(%i, 1i64 /* si=step */) /* si=step */;
+    %2 = less(%1, %limit) /* si=test */;
+    %3 = nn.softmax(%scale_in) /* si=scale */;
+    %4 = multiply(%acc, %3) /* si=grow */;
+    (%2, %1, %4) /* si=loop */
+  } /* si=loop */;
+  %5 = less(0i64 /* si=loop */, %n) /* si=loop */;
+  %6 = while_loop(%0, %5, 0i64 /* si=loop */, %x, %n, %w) /* si=loop */;
+  %6.2 /* si=loop */
+}
+)";
+
+TEST(LowerModuleTest, AWhileLoopRunsItsBodysKernelsWhileItsConditionHolds) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(kWhileLoop);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::vector<const loop::WhileNode*> loops;
+  loop::PreOrderVisit(Main(*lowered)->body, [&](const Object* node) {
+    if (node->kind() == ObjectKind::kWhile) loops.push_back(static_cast<const loop::WhileNode*>(node));
+  });
+  ASSERT_EQ(loops.size(), 1u);
+  std::vector<std::string> in_loop = CalledKernels(loops[0]->body);
+  std::vector<std::string> all = CalledKernels(Main(*lowered)->body);
+  auto count = [](const std::vector<std::string>& names, const std::string& part) {
+    return std::count_if(names.begin(), names.end(),
+                         [&](const std::string& name) { return name.find(part) != std::string::npos; });
+  };
+  EXPECT_EQ(count(in_loop, "softmax"), 0) << "softmax(w) reads no state: it runs before the loop";
+  EXPECT_EQ(count(all, "softmax"), 1);
+  EXPECT_EQ(count(in_loop, "multiply"), 1);
+  EXPECT_EQ(count(in_loop, "copy"), 3) << "the three states written back";
+  EXPECT_TRUE(StatementsHaveSourceSpans(*lowered, *testing::Optimize(kWhileLoop)));
+
+  std::vector<double> x = {1, -2}, w = {0.5, -1};
+  const double total = std::exp(w[0]) + std::exp(w[1]);
+  const std::vector<double> scale = {std::exp(w[0]) / total, std::exp(w[1]) / total};
+  for (int64_t n : {0, 1, 4}) {
+    auto outputs = RunFloat(*lowered, {loop::HostTensor::FromDoubles(DataType::kInt64, {},
+                                                                     {static_cast<double>(n)}),
+                                       F32({2}, x), F32({2}, w)});
+    ASSERT_EQ(outputs.size(), 1u);
+    // n = 0 runs no iteration (0 < n fails); else n iterations (the count reaches n).
+    for (size_t k = 0; k < x.size(); ++k) {
+      double expected = x[k] * std::pow(scale[k], static_cast<double>(n));
+      EXPECT_NEAR(outputs[0][k], expected, 1e-5 * std::abs(expected)) << "n " << n << ", element " << k;
+    }
+  }
 }
 
 TEST(LowerModuleTest, EveryStatementCarriesASpanOfTheModule) {
