@@ -175,14 +175,9 @@ absl::StatusOr<std::vector<Expr>> ConvertLoop(ConvertContext& ctx, const RunSubg
   return outputs;
 }
 
-// One scan (opset 9+ semantics) over `state` and `scan_inputs`.
-absl::StatusOr<std::vector<Expr>> RunScan(ConvertContext& ctx, const RunSubgraph& run,
-                                          const onnx::GraphProto& body, std::vector<Expr> state,
-                                          const std::vector<Expr>& scan_inputs,
-                                          const std::vector<int64_t>& input_axes,
-                                          const std::vector<int64_t>& input_directions,
-                                          std::vector<int64_t> output_axes,
-                                          const std::vector<int64_t>& output_directions) {
+// The number of steps of a scan: the static extent every scan input has along its scan axis.
+absl::StatusOr<int64_t> ScanSteps(ConvertContext& ctx, const std::vector<Expr>& scan_inputs,
+                                  const std::vector<int64_t>& input_axes) {
   int64_t steps = -1;
   for (size_t k = 0; k < scan_inputs.size(); ++k) {
     const auto* t = scan_inputs[k]->checked_type.as<TensorTypeNode>();
@@ -197,6 +192,18 @@ absl::StatusOr<std::vector<Expr>> RunScan(ConvertContext& ctx, const RunSubgraph
     steps = extent;
   }
   if (steps <= 0) return ctx.Error("a scan needs at least one step");
+  return steps;
+}
+
+// One scan (opset 9+ semantics) over `state` and `scan_inputs`, unrolled.
+absl::StatusOr<std::vector<Expr>> RunScan(ConvertContext& ctx, const RunSubgraph& run,
+                                          const onnx::GraphProto& body, std::vector<Expr> state,
+                                          const std::vector<Expr>& scan_inputs,
+                                          const std::vector<int64_t>& input_axes,
+                                          const std::vector<int64_t>& input_directions,
+                                          std::vector<int64_t> output_axes,
+                                          const std::vector<int64_t>& output_directions) {
+  KILN_ASSIGN_OR_RETURN(int64_t steps, ScanSteps(ctx, scan_inputs, input_axes));
   KILN_RETURN_IF_ERROR(CheckIterations(ctx, steps));
   const size_t num_state = state.size();
   const size_t num_scan_out = body.output_size() - num_state;
@@ -279,6 +286,12 @@ absl::StatusOr<std::vector<Expr>> ConvertScan(ConvertContext& ctx, const RunSubg
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> output_directions,
                         PerInput(ctx, "scan_output_directions", num_scan_out, {}));
   if (!batched) {
+    KILN_ASSIGN_OR_RETURN(int64_t steps, ScanSteps(ctx, scan_inputs, input_axes));
+    if (steps > kMaxUnrolledLoopIterations) {
+      return ConvertScanAsLoop(ctx, run,
+                               ScanLoop{body, state, scan_inputs, input_axes, input_directions,
+                                        output_axes, output_directions, steps});
+    }
     return RunScan(ctx, run, *body, state, scan_inputs, input_axes, input_directions, output_axes,
                    output_directions);
   }

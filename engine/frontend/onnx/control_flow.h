@@ -2,10 +2,11 @@
 // graph input the caller gives a value for) imports the branch taken; with a run-time
 // condition, a graph `if` whose branches must give outputs of one type (lowering makes it a
 // branch of main). Loop and Scan are unrolled into straight-line graph code when their
-// iteration counts and conditions are known at import. Loop is unrolled
-// for its trip count, stopping where its condition turns false; Scan is unrolled over its scan
-// axis (forward or reverse per input and output), batched Scan-8 per batch entry. Unrolling is
-// bounded (kMaxUnrolledIterations, and the graph's node limit counts every converted body node).
+// iteration counts and conditions are known at import and they are short
+// (kMaxUnrolledLoopIterations): Loop for its trip count, stopping where its condition turns
+// false; Scan over its scan axis (forward or reverse per input and output), batched Scan-8 per
+// batch entry (unrolled at any length up to kMaxUnrolledIterations). Every other Loop and Scan
+// is a graph while_loop (run_time_loop.cc), a loop of main in native code.
 #pragma once
 
 #include <functional>
@@ -35,6 +36,17 @@ bool IsControlFlowOp(const std::string& op_type);
 // more iterations than Kiln unrolls): a graph while_loop (run_time_loop.cc).
 absl::StatusOr<std::vector<Expr>> ConvertRunTimeLoop(ConvertContext& ctx, const RunSubgraph& run,
                                                      const onnx::GraphProto& body);
+
+// A Scan (opset 9+) of more steps than Kiln unrolls, as a graph while_loop: each iteration
+// takes one slice of every scan input, each scan output is stacked along its axis.
+struct ScanLoop {
+  const onnx::GraphProto* body;
+  std::vector<Expr> state, inputs;
+  std::vector<int64_t> input_axes, input_directions, output_axes, output_directions;
+  int64_t steps;
+};
+absl::StatusOr<std::vector<Expr>> ConvertScanAsLoop(ConvertContext& ctx, const RunSubgraph& run,
+                                                    const ScanLoop& scan);
 
 // The outputs of the If, Loop or Scan node `ctx` converts.
 absl::StatusOr<std::vector<Expr>> ConvertControlFlow(ConvertContext& ctx, const RunSubgraph& run);

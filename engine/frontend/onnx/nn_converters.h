@@ -21,6 +21,11 @@ absl::Status RejectOutputsFrom(const ConvertContext& ctx, int index,
 // dilations, group, kernel_shape); ConvInteger and QLinearConv use it on integer operands.
 absl::StatusOr<Expr> ConvFromAttributes(ConvertContext& ctx, const Expr& x, const Expr& weight);
 
+// Pad (opset 11+) whose pads input only a run knows, to the shape the model declares for its
+// output, in `mode` (constant with `value`, edge, reflect): run_time_pad.cc.
+absl::StatusOr<Expr> PadToDeclaredShape(ConvertContext& ctx, const Expr& input,
+                                        const std::string& mode, const Expr& value);
+
 // Conv, ConvTranspose, pooling, Pad, Resize, Upsample, DepthToSpace, SpaceToDepth.
 void RegisterWindowConverters(ConverterTable& table);  // nn_window_converters.cc
 

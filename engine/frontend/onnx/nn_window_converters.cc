@@ -311,12 +311,16 @@ absl::StatusOr<std::vector<Expr>> ConvertPad(ConvertContext& ctx) {
     KILN_ASSIGN_OR_RETURN(double constant, ctx.FloatAttr("value", 0.0f));
     value = ctx.Constant(ScalarTensor(tx->dtype, constant));
   } else {
-    KILN_ASSIGN_OR_RETURN(pads, ctx.ConstantInts(1, "pads"));
     if (ctx.HasInput(2)) {
       KILN_ASSIGN_OR_RETURN(value, ctx.Input(2));
     } else {
       value = ctx.Constant(ScalarTensor(tx->dtype, 0));
     }
+    if (!ctx.ConstantInput(1)) {
+      KILN_ASSIGN_OR_RETURN(Expr y, PadToDeclaredShape(ctx, x, mode, value));
+      return One(y);
+    }
+    KILN_ASSIGN_OR_RETURN(pads, ctx.ConstantInts(1, "pads"));
   }
   if (pads.size() != 2 * tx->shape.size()) {
     return ctx.Error(absl::StrCat("pads has ", pads.size(), " values, expected ",

@@ -127,11 +127,125 @@ absl::StatusOr<Function> CloseOver(ConvertContext& ctx, std::vector<Var> params,
       WithCheckedType(func, MakeFuncType(std::move(param_types), body->checked_type)));
 }
 
+// One while_loop being built: its state parameters (the condition and the iteration first),
+// their initial values, and once the body has run, their next values.
+class WhileLoopBuilder {
+ public:
+  explicit WhileLoopBuilder(ConvertContext& ctx) : ctx_(ctx) {
+    params_ = {Param("cond", MakeTensorType({}, DataType::kBool), ctx.span()),
+               Param("iteration", MakeTensorType({}, DataType::kInt64), ctx.span())};
+    init_ = {nullptr, ctx.Constant(ScalarTensor(DataType::kInt64, 0))};
+  }
+
+  const Var& iteration() const { return params_[1]; }
+  size_t num_states() const { return params_.size(); }
+  const Expr& init(size_t k) const { return init_[k]; }
+
+  // A loop-carried tensor of static shape: the body's parameter for it.
+  absl::StatusOr<Var> AddState(const std::string& name, const Expr& init, const std::string& what) {
+    KILN_RETURN_IF_ERROR(StaticShape(ctx_, init->checked_type, what).status());
+    params_.push_back(Param(name, init->checked_type, ctx_.span()));
+    init_.push_back(init);
+    return params_.back();
+  }
+
+  // Next values, in state order after the condition and the iteration.
+  absl::Status SetNext(size_t k, const Expr& next, const std::string& what) {
+    if (!StructuralEqual(next->checked_type, init_[k]->checked_type)) {
+      return ctx_.Error(absl::StrCat(what, " is ", TypeToString(init_[k]->checked_type),
+                                     " on entry and ", TypeToString(next->checked_type),
+                                     " after an iteration; a loop known only at run time keeps "
+                                     "each value's type"));
+    }
+    if (next_.size() <= k) next_.resize(k + 1);
+    next_[k] = next;
+    return absl::OkStatus();
+  }
+
+  // A scan output of `rows` rows: an accumulator whose row `row` (an int64 scalar) takes
+  // `value` each iteration.
+  absl::Status AddAccumulator(const std::string& name, int64_t rows, const Expr& value,
+                              const Expr& row, const std::string& what) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> row_shape, StaticShape(ctx_, value->checked_type, what));
+    const auto* row_type = value->checked_type.as<TensorTypeNode>();
+    absl::StatusOr<int64_t> row_elements = NumElements(row_type->shape);
+    const int64_t max_elements = ctx_.options().max_tensor_elements;
+    if (rows < 0 || !row_elements.ok() ||
+        (*row_elements > 0 && rows > max_elements / *row_elements)) {
+      return ctx_.Error(absl::StrCat(what, " of ", rows, " rows of ", DimsString(row_shape),
+                                     " is too large"));
+    }
+    KILN_RETURN_IF_ERROR(
+        ctx_.ChargeBytes(rows * (8 + *row_elements * DataTypeBytes(row_type->dtype)), what));
+    std::vector<Dim> acc_dims = {Dim::Static(rows)};
+    for (int64_t d : row_shape) acc_dims.push_back(Dim::Static(d));
+    KILN_ASSIGN_OR_RETURN(
+        Expr zeros, ctx_.Call("broadcast_to", {ctx_.Constant(ScalarTensor(row_type->dtype, 0))},
+                              MakeAttrs({{"shape", ShapeValue{acc_dims}}})));
+    KILN_ASSIGN_OR_RETURN(Var acc, AddState(name, zeros, what));
+    std::vector<int64_t> positions(rows);
+    for (int64_t r = 0; r < rows; ++r) positions[r] = r;
+    std::vector<int64_t> column(acc_dims.size(), 1);
+    column[0] = rows;
+    KILN_ASSIGN_OR_RETURN(Expr here,
+                          ctx_.Call("equal", {ctx_.Constant(Int64Tensor(column, positions)), row}));
+    KILN_ASSIGN_OR_RETURN(Expr expanded, ctx_.Call("expand_dims", {value},
+                                                   MakeAttrs({{"axis", int64_t{0}},
+                                                              {"num_newaxis", int64_t{1}}})));
+    KILN_ASSIGN_OR_RETURN(Expr written, ctx_.Call("where", {here, expanded, acc}));
+    return SetNext(num_states() - 1, written, what);
+  }
+
+  // while_loop(body, init..., invariants...), running while `init_cond`, then `next_cond`,
+  // hold; the iteration counts up from 0.
+  absl::StatusOr<Expr> Build(const Expr& init_cond, const Expr& next_cond) {
+    init_[0] = init_cond;
+    KILN_ASSIGN_OR_RETURN(Expr next_iteration, NextIteration());
+    KILN_RETURN_IF_ERROR(SetNext(0, next_cond, "the condition"));
+    KILN_RETURN_IF_ERROR(SetNext(1, next_iteration, "the iteration"));
+    if (next_.size() != params_.size()) return ctx_.Error("a loop state has no next value");
+    KILN_ASSIGN_OR_RETURN(Expr next_state, ctx_.Tuple(next_));
+    std::vector<Expr> captured;
+    KILN_ASSIGN_OR_RETURN(Function func, CloseOver(ctx_, params_, next_state, &captured));
+    std::vector<Expr> args = {func};
+    args.insert(args.end(), init_.begin(), init_.end());
+    args.insert(args.end(), captured.begin(), captured.end());
+    return ctx_.Call("while_loop", std::move(args));
+  }
+
+  // i + 1 < limit, for the next condition.
+  absl::StatusOr<Expr> NextBelow(const Expr& limit) {
+    KILN_ASSIGN_OR_RETURN(Expr next_iteration, NextIteration());
+    return ctx_.Call("less", {next_iteration, limit});
+  }
+
+ private:
+  absl::StatusOr<Expr> NextIteration() {
+    if (!next_iteration_) {
+      KILN_ASSIGN_OR_RETURN(
+          next_iteration_,
+          ctx_.Call("add", {params_[1], ctx_.Constant(ScalarTensor(DataType::kInt64, 1))}));
+    }
+    return next_iteration_;
+  }
+
+  ConvertContext& ctx_;
+  std::vector<Var> params_;
+  std::vector<Expr> init_, next_;
+  Expr next_iteration_;
+};
+
+// `steps - 1 - iteration` when `reverse`, else the iteration.
+absl::StatusOr<Expr> StepIndex(ConvertContext& ctx, const Expr& iteration, int64_t steps,
+                               bool reverse) {
+  if (!reverse) return iteration;
+  return ctx.Call("subtract", {ctx.Constant(ScalarTensor(DataType::kInt64, steps - 1)), iteration});
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<Expr>> ConvertRunTimeLoop(ConvertContext& ctx, const RunSubgraph& run,
                                                      const onnx::GraphProto& body) {
-  const Span& span = ctx.span();
   Expr trip_count, cond;
   if (ctx.HasInput(0)) {
     KILN_ASSIGN_OR_RETURN(Expr m, ctx.Input(0));
@@ -148,64 +262,47 @@ absl::StatusOr<std::vector<Expr>> ConvertRunTimeLoop(ConvertContext& ctx, const 
   }
   const size_t num_scan = body.output_size() - 1 - num_state;
 
-  // The state: (condition, iteration, loop-carried values..., scan accumulators...).
-  const Type bool_scalar = MakeTensorType({}, DataType::kBool);
-  const Type index_scalar = MakeTensorType({}, DataType::kInt64);
-  std::vector<Var> params = {Param("cond", bool_scalar, span), Param("iteration", index_scalar, span)};
-  std::vector<Expr> init(2);
-  std::vector<Expr> body_inputs = {params[1], ctx.Constant(ScalarTensor(DataType::kBool, 1))};
+  // The state: (condition, iteration, loop-carried values..., scan accumulators...). The body's
+  // condition input is true: it only runs while the loop's condition holds.
+  WhileLoopBuilder loop(ctx);
+  std::vector<Expr> body_inputs = {loop.iteration(), ctx.Constant(ScalarTensor(DataType::kBool, 1))};
+  std::vector<std::string> names;
   for (size_t k = 0; k < num_state; ++k) {
     KILN_ASSIGN_OR_RETURN(Expr v, ctx.Input(2 + k));
     std::string name = body.input_size() > static_cast<int>(2 + k) ? body.input(2 + k).name()
                                                                      : absl::StrCat("v", k);
-    KILN_RETURN_IF_ERROR(
-        StaticShape(ctx, v->checked_type, absl::StrCat("loop-carried value ", k, " ('", name, "')"))
-            .status());
-    params.push_back(Param(name, v->checked_type, span));
-    init.push_back(v);
-    body_inputs.push_back(params.back());
+    names.push_back(absl::StrCat("loop-carried value ", k, " ('", name, "')"));
+    KILN_ASSIGN_OR_RETURN(Var param, loop.AddState(name, v, names.back()));
+    body_inputs.push_back(param);
   }
   KILN_ASSIGN_OR_RETURN(std::vector<Expr> out, run(body, body_inputs));
   KILN_ASSIGN_OR_RETURN(Expr cond_out, Scalar(ctx, out[0], DataType::kBool, "the body's condition"));
-  Expr one = ctx.Constant(ScalarTensor(DataType::kInt64, 1));
-  KILN_ASSIGN_OR_RETURN(Expr next_iteration, ctx.Call("add", {params[1], one}));
   Expr next_cond = cond_out;
   if (trip_count) {
-    KILN_ASSIGN_OR_RETURN(Expr more, ctx.Call("less", {next_iteration, trip_count}));
+    KILN_ASSIGN_OR_RETURN(Expr more, loop.NextBelow(trip_count));
     KILN_ASSIGN_OR_RETURN(next_cond, ctx.Call("logical_and", {cond_out, more}));
   }
-  std::vector<Expr> next = {next_cond, next_iteration};
   for (size_t k = 0; k < num_state; ++k) {
-    if (!StructuralEqual(out[1 + k]->checked_type, init[2 + k]->checked_type)) {
-      return ctx.Error(absl::StrCat("loop-carried value ", k, " ('", params[2 + k]->name_hint,
-                                    "') is ", TypeToString(init[2 + k]->checked_type),
-                                    " on entry and ", TypeToString(out[1 + k]->checked_type),
-                                    " after an iteration; a loop known only at run time keeps "
-                                    "each value's type"));
-    }
-    next.push_back(out[1 + k]);
+    KILN_RETURN_IF_ERROR(loop.SetNext(2 + k, out[1 + k], names[k]));
   }
 
-  // Scan outputs: accumulators of the declared number of rows.
+  // Scan outputs: accumulators of the declared number of rows (or the trip count's).
   std::optional<int64_t> known_trips;
-  if (trip_count) {
-    if (const auto* constant = trip_count.as<ConstantNode>()) {
-      if (std::optional<double> value = ScalarValue(constant->data)) {
-        known_trips = static_cast<int64_t>(*value);
-      }
+  if (const auto* constant = trip_count ? trip_count.as<ConstantNode>() : nullptr) {
+    if (std::optional<double> value = ScalarValue(constant->data)) {
+      known_trips = static_cast<int64_t>(*value);
     }
   }
   std::vector<int64_t> rows(num_scan);
   for (size_t k = 0; k < num_scan; ++k) {
     const Expr& value = out[1 + num_state + k];
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> row_shape,
-                          StaticShape(ctx, value->checked_type, absl::StrCat("scan output ", k)));
-    std::optional<std::vector<int64_t>> declared = ctx.DeclaredOutputShape(num_state + k);
-    if (declared) {
-      std::vector<int64_t> expected = {(*declared)[0]};
+    const std::string what = absl::StrCat("scan output ", k);
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> row_shape, StaticShape(ctx, value->checked_type, what));
+    if (std::optional<std::vector<int64_t>> declared = ctx.DeclaredOutputShape(num_state + k)) {
+      std::vector<int64_t> expected = {declared->empty() ? -1 : (*declared)[0]};
       expected.insert(expected.end(), row_shape.begin(), row_shape.end());
-      if (declared->empty() || *declared != expected) {
-        return ctx.Error(absl::StrCat("scan output ", k, " is declared ", DimsString(*declared),
+      if (*declared != expected) {
+        return ctx.Error(absl::StrCat(what, " is declared ", DimsString(*declared),
                                       " but its rows are ", DimsString(row_shape)));
       }
       rows[k] = (*declared)[0];
@@ -213,69 +310,30 @@ absl::StatusOr<std::vector<Expr>> ConvertRunTimeLoop(ConvertContext& ctx, const 
       rows[k] = *known_trips;
     } else {
       return ctx.Error(absl::StrCat(
-          "scan output ", k, " has one row per iteration, and the number of iterations is known "
-          "only at run time: declare the output's shape (Kiln compiles it and checks the count "
-          "when the model runs), or give the trip count at compile time"));
-    }
-    const auto* row_type = value->checked_type.as<TensorTypeNode>();
-    absl::StatusOr<int64_t> row_elements = NumElements(row_type->shape);
-    const int64_t max_elements = ctx.options().max_tensor_elements;
-    if (rows[k] < 0 || !row_elements.ok() ||
-        (*row_elements > 0 && rows[k] > max_elements / *row_elements)) {
-      return ctx.Error(absl::StrCat("scan output ", k, " of ", rows[k], " rows of ",
-                                    DimsString(row_shape), " is too large"));
+          what, " has one row per iteration, and the number of iterations is known only at run "
+          "time: declare the output's shape (Kiln compiles it and checks the count when the "
+          "model runs), or give the trip count at compile time"));
     }
     KILN_RETURN_IF_ERROR(
-        ctx.ChargeBytes(rows[k] * (8 + *row_elements * DataTypeBytes(row_type->dtype)),
-                        absl::StrCat("scan output ", k)));
-    std::vector<int64_t> acc_shape = {rows[k]};
-    acc_shape.insert(acc_shape.end(), row_shape.begin(), row_shape.end());
-    std::vector<Dim> acc_dims;
-    for (int64_t d : acc_shape) acc_dims.push_back(Dim::Static(d));
-    Var acc = Param(absl::StrCat("scan", k), MakeTensorType(acc_dims, row_type->dtype), span);
-    params.push_back(acc);
-    KILN_ASSIGN_OR_RETURN(
-        Expr zeros, ctx.Call("broadcast_to", {ctx.Constant(ScalarTensor(row_type->dtype, 0))},
-                             MakeAttrs({{"shape", ShapeValue{acc_dims}}})));
-    init.push_back(zeros);
-    // Row r of the accumulator takes the value in iteration r.
-    std::vector<int64_t> positions(rows[k]);
-    for (int64_t r = 0; r < rows[k]; ++r) positions[r] = r;
-    std::vector<int64_t> column(acc_shape.size(), 1);
-    column[0] = rows[k];
-    Expr row_index = ctx.Constant(Int64Tensor(column, positions));
-    KILN_ASSIGN_OR_RETURN(Expr here, ctx.Call("equal", {row_index, params[1]}));
-    KILN_ASSIGN_OR_RETURN(Expr row, ctx.Call("expand_dims", {value},
-                                             MakeAttrs({{"axis", int64_t{0}},
-                                                        {"num_newaxis", int64_t{1}}})));
-    KILN_ASSIGN_OR_RETURN(Expr written, ctx.Call("where", {here, row, acc}));
-    next.push_back(written);
+        loop.AddAccumulator(absl::StrCat("scan", k), rows[k], value, loop.iteration(), what));
   }
 
   // Before the first iteration: cond, and 0 < M.
-  Expr zero = ctx.Constant(ScalarTensor(DataType::kInt64, 0));
-  init[0] = cond ? cond : ctx.Constant(ScalarTensor(DataType::kBool, 1));
+  Expr init_cond = cond ? cond : ctx.Constant(ScalarTensor(DataType::kBool, 1));
   if (trip_count) {
-    KILN_ASSIGN_OR_RETURN(Expr any, ctx.Call("less", {zero, trip_count}));
-    KILN_ASSIGN_OR_RETURN(init[0], ctx.Call("logical_and", {init[0], any}));
+    KILN_ASSIGN_OR_RETURN(Expr any, ctx.Call("less", {loop.init(1), trip_count}));
+    KILN_ASSIGN_OR_RETURN(init_cond, ctx.Call("logical_and", {init_cond, any}));
   }
-  init[1] = zero;
-  KILN_ASSIGN_OR_RETURN(Expr next_state, ctx.Tuple(next));
-  std::vector<Expr> captured;
-  KILN_ASSIGN_OR_RETURN(Function func, CloseOver(ctx, params, next_state, &captured));
-  std::vector<Expr> args = {func};
-  args.insert(args.end(), init.begin(), init.end());
-  args.insert(args.end(), captured.begin(), captured.end());
-  KILN_ASSIGN_OR_RETURN(Expr loop, ctx.Call("while_loop", std::move(args)));
+  KILN_ASSIGN_OR_RETURN(Expr state, loop.Build(init_cond, next_cond));
 
   std::vector<Expr> outputs;
   for (size_t k = 0; k < num_state; ++k) {
-    KILN_ASSIGN_OR_RETURN(Expr v, ctx.TupleGetItem(loop, static_cast<int>(2 + k)));
+    KILN_ASSIGN_OR_RETURN(Expr v, ctx.TupleGetItem(state, static_cast<int>(2 + k)));
     outputs.push_back(v);
   }
-  KILN_ASSIGN_OR_RETURN(Expr iterations, ctx.TupleGetItem(loop, 1));
+  KILN_ASSIGN_OR_RETURN(Expr iterations, ctx.TupleGetItem(state, 1));
   for (size_t k = 0; k < num_scan; ++k) {
-    KILN_ASSIGN_OR_RETURN(Expr acc, ctx.TupleGetItem(loop, static_cast<int>(2 + num_state + k)));
+    KILN_ASSIGN_OR_RETURN(Expr acc, ctx.TupleGetItem(state, static_cast<int>(2 + num_state + k)));
     KILN_ASSIGN_OR_RETURN(
         Expr ran_all, ctx.Call("equal", {iterations, ctx.Constant(ScalarTensor(DataType::kInt64,
                                                                                rows[k]))}));
@@ -286,6 +344,66 @@ absl::StatusOr<std::vector<Expr>> ConvertRunTimeLoop(ConvertContext& ctx, const 
                                     " rows as compiled, but the loop ran another number of "
                                     "iterations")));
     outputs.push_back(checked);
+  }
+  return outputs;
+}
+
+absl::StatusOr<std::vector<Expr>> ConvertScanAsLoop(ConvertContext& ctx, const RunSubgraph& run,
+                                                    const ScanLoop& scan) {
+  WhileLoopBuilder loop(ctx);
+  std::vector<Expr> body_inputs;
+  std::vector<std::string> names;
+  for (size_t k = 0; k < scan.state.size(); ++k) {
+    std::string name = scan.body->input_size() > static_cast<int>(k) ? scan.body->input(k).name()
+                                                                      : absl::StrCat("v", k);
+    names.push_back(absl::StrCat("state value ", k, " ('", name, "')"));
+    KILN_ASSIGN_OR_RETURN(Var param, loop.AddState(name, scan.state[k], names.back()));
+    body_inputs.push_back(param);
+  }
+  // Each iteration reads one slice of every scan input (read from outside: an invariant).
+  for (size_t k = 0; k < scan.inputs.size(); ++k) {
+    KILN_ASSIGN_OR_RETURN(Expr at, StepIndex(ctx, loop.iteration(), scan.steps,
+                                             scan.input_directions[k] != 0));
+    KILN_ASSIGN_OR_RETURN(Expr slice, ctx.Call("take", {scan.inputs[k], at},
+                                               MakeAttrs({{"axis", scan.input_axes[k]}})));
+    body_inputs.push_back(slice);
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<Expr> out, run(*scan.body, body_inputs));
+  const size_t num_state = scan.state.size();
+  for (size_t k = 0; k < num_state; ++k) {
+    KILN_RETURN_IF_ERROR(loop.SetNext(2 + k, out[k], names[k]));
+  }
+  const size_t num_scan = out.size() - num_state;
+  for (size_t k = 0; k < num_scan; ++k) {
+    KILN_ASSIGN_OR_RETURN(Expr at, StepIndex(ctx, loop.iteration(), scan.steps,
+                                             scan.output_directions[k] != 0));
+    KILN_RETURN_IF_ERROR(loop.AddAccumulator(absl::StrCat("scan", k), scan.steps,
+                                             out[num_state + k], at,
+                                             absl::StrCat("scan output ", k)));
+  }
+  KILN_ASSIGN_OR_RETURN(
+      Expr next_cond, loop.NextBelow(ctx.Constant(ScalarTensor(DataType::kInt64, scan.steps))));
+  KILN_ASSIGN_OR_RETURN(Expr state,
+                        loop.Build(ctx.Constant(ScalarTensor(DataType::kBool, 1)), next_cond));
+  std::vector<Expr> outputs;
+  for (size_t k = 0; k < num_state + num_scan; ++k) {
+    KILN_ASSIGN_OR_RETURN(Expr v, ctx.TupleGetItem(state, static_cast<int>(2 + k)));
+    const int64_t rank = static_cast<int64_t>(v->checked_type.as<TensorTypeNode>()->shape.size());
+    int64_t axis = k >= num_state ? scan.output_axes[k - num_state] : 0;
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) {
+      return ctx.Error(absl::StrCat("scan output ", k - num_state, " has axis ",
+                                    scan.output_axes[k - num_state], ", outside [", -rank, ", ",
+                                    rank, ")"));
+    }
+    if (axis != 0) {
+      // The rows are stacked on axis 0; the scan output axis a moves them: out dim a is acc dim
+      // 0, out dims before a are acc dims 1..a.
+      std::vector<int64_t> axes;
+      for (int64_t d = 0; d < rank; ++d) axes.push_back(d < axis ? d + 1 : d == axis ? 0 : d);
+      KILN_ASSIGN_OR_RETURN(v, ctx.Call("transpose", {v}, MakeAttrs({{"axes", IntArray(axes)}})));
+    }
+    outputs.push_back(v);
   }
   return outputs;
 }

@@ -364,6 +364,9 @@ absl::StatusOr<std::vector<Expr>> ConvertSlice(ConvertContext& ctx) {
     KILN_ASSIGN_OR_RETURN(ends, ctx.IntsAttr("ends", std::nullopt));
     KILN_ASSIGN_OR_RETURN(axes, ctx.IntsAttr("axes", std::vector<int64_t>{}));
   } else {
+    for (size_t i = 1; i <= 4; ++i) {
+      if (ctx.HasInput(i) && !ctx.ConstantInput(i)) return ConvertRunTimeStartSlice(ctx);
+    }
     KILN_ASSIGN_OR_RETURN(starts, ctx.ConstantInts(1, "starts"));
     KILN_ASSIGN_OR_RETURN(ends, ctx.ConstantInts(2, "ends"));
     if (ctx.HasInput(3)) {

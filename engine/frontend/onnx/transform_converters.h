@@ -32,6 +32,10 @@ absl::StatusOr<int64_t> ConstantScalarInt(const ConvertContext& ctx, size_t inpu
 // `x` reshaped to one dimension (ONNX ops that flatten when given no axis).
 absl::StatusOr<Expr> Flattened(ConvertContext& ctx, const Expr& x);
 
+// Slice (opset 10+) whose starts only a run knows but whose ends are starts plus a constant: a
+// slice of static shape at a run-time offset (run_time_slice.cc).
+absl::StatusOr<std::vector<Expr>> ConvertRunTimeStartSlice(ConvertContext& ctx);
+
 inline std::vector<Expr> Outputs(Expr single) { return std::vector<Expr>{std::move(single)}; }
 
 }  // namespace kiln::onnx_frontend

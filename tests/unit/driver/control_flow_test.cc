@@ -293,6 +293,41 @@ TEST(ControlFlowTest, ARunTimeLoopSwappingItsStateReadsEveryValueBeforeItIsWritt
   EXPECT_THAT(out[1], ElementsAre(4));
 }
 
+// A Scan of 100 steps (more than Kiln unrolls) runs as a loop: a running sum of x's rows read
+// backwards (row r of x is r + 1, so the sum after k steps is 100 + 99 + ... + (101 - k)), its
+// scan output stacked along axis 1 in reverse (column c holds the sum after 100 - c steps).
+TEST(ControlFlowTest, ALongScanRunsAsALoop) {
+  constexpr int kSteps = 100;
+  OnnxModelBuilder b;
+  b.Input("init", {1}).Input("x", {kSteps, 1}).Output("sum").Output("partial");
+  onnx::NodeProto& node = b.Node("Scan", {"init", "x"}, {"sum", "partial"}, "running_sum");
+  OnnxModelBuilder::IntAttr(node, "num_scan_inputs", 1);
+  OnnxModelBuilder::IntsAttr(node, "scan_input_directions", {1});
+  OnnxModelBuilder::IntsAttr(node, "scan_output_directions", {1});
+  OnnxModelBuilder::IntsAttr(node, "scan_output_axes", {1});
+  onnx::GraphProto* body = GraphAttr(node, "body");
+  for (const char* in : {"sum_in", "row"}) Value(body->mutable_input(), in);
+  AddNode(body, "Add", {"sum_in", "row"}, {"sum_out"});
+  AddNode(body, "Identity", {"sum_out"}, {"scan_out"});
+  for (const char* out : {"sum_out", "scan_out"}) Value(body->mutable_output(), out);
+  std::vector<double> rows(kSteps);
+  for (int r = 0; r < kSteps; ++r) rows[r] = r + 1;
+  CompileOptions options;
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(b.Bytes(), options);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_LE(compiled->lowered->kernels.size(), 12u) << "one body, not a hundred";
+  auto out = RunAll(b.Bytes(), {Floats({1}, {0}), Floats({kSteps, 1}, rows)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(out[0], ElementsAre(kSteps * (kSteps + 1) / 2));
+  ASSERT_EQ(out[1].size(), static_cast<size_t>(kSteps));
+  for (int c = 0; c < kSteps; ++c) {
+    int k = kSteps - c;  // steps taken
+    double expected = 0;
+    for (int r = kSteps; r > kSteps - k; --r) expected += r;
+    EXPECT_EQ(out[1][c], expected) << "column " << c;
+  }
+}
+
 // What a loop known only at run time cannot do is an error naming the node and saying why.
 TEST(ControlFlowTest, RunTimeLoopsKilnCannotCompileAreErrorsNamingTheNode) {
   {  // A scan output whose number of rows nothing tells.

@@ -510,9 +510,11 @@ TEST(NnConvertersTest, PadFromAttributesAndFromInputs) {
   OnnxModelBuilder dynamic(13);
   dynamic.Input("x", {1, 3}).Input("pads", {4}, onnx::TensorProto::INT64).Output("y");
   dynamic.Node("Pad", {"x", "pads"}, {"y"}, "pad");
+  // Pads known only at run time need the output's shape declared (run_time_pad.cc).
   EXPECT_EQ(ImportError(dynamic),
-            "ONNX node 'pad' (#0, Pad): input 1 (pads) must be a constant or computable from "
-            "static shapes");
+            "ONNX node 'pad' (#0, Pad): input 1 (pads) decides the shape of output 0, but it is "
+            "known only at run time and the model does not declare a static shape for that output "
+            "(declare one, make the input a constant, or give its value at compile time)");
 }
 
 TEST(NnConvertersTest, PReluSlopes) {
