@@ -2,7 +2,9 @@
 // linear or cubic interpolation under ONNX's coordinate transformations.
 // The attributes say everything the compute needs: the output size, the
 // scales the coordinate transformation uses (they may differ from
-// size / input when the output size was rounded), and the region of interest.
+// size / input when the output size was rounded), and the region of interest;
+// or the scales are a second, float operand known only at run time (one per
+// spatial dim), and the output size is the attribute's.
 #include "absl/strings/str_cat.h"
 #include "engine/op/nn_registration.h"
 #include "engine/op/type_relations.h"
@@ -67,6 +69,23 @@ absl::StatusOr<Type> ResizeRelation(const TypeRelationInput& in, int n) {
   }
   std::vector<int64_t> size = IntArrayAttr(in.attrs, "size");
   const AttrValue::Array& scales = in.attrs.Find("scales")->get<AttrValue::Array>();
+  if (in.args.size() == 2) {
+    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* run_time, TensorArg(in, 1));
+    if (!IsFloat(run_time->dtype) || run_time->shape.size() != 1 ||
+        run_time->shape[0] != Dim::Static(n)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the scales operand must be ", n, " floats (one per spatial dim), got ",
+          TypeToString(in.args[1])));
+    }
+    if (!scales.empty()) {
+      return absl::InvalidArgumentError("scales are given both as an attribute and an operand");
+    }
+    for (int64_t extent : size) {
+      if (extent < 0) {
+        return absl::InvalidArgumentError("with scales as an operand, the size must be given");
+      }
+    }
+  }
   if (StringAttr(in.attrs, "coordinate_transformation_mode") == "tf_crop_and_resize" &&
       in.attrs.Find("roi")->get<AttrValue::Array>().empty()) {
     return absl::InvalidArgumentError("tf_crop_and_resize needs a roi");
@@ -126,6 +145,7 @@ void RegisterImageOps(OpRegistry& registry) {
         {"extrapolation_value", AttrKind::kFloat, AttrValue(0.0),
          "tf_crop_and_resize only: the value outside the input", nullptr},
     };
+    entry.max_args = 2;  // data, and optionally the scales known only at run time
     entry.relation = [n](const TypeRelationInput& in) { return ResizeRelation(in, n); };
     entry.pattern = OpPattern::kInjective;
     registry.Register(std::move(entry));

@@ -372,6 +372,45 @@ absl::StatusOr<std::vector<double>> ConstantFloats(const ConvertContext& ctx, si
 // Resize (opsets 10, 11, 13) and Upsample (7: scales attribute, 9: input).
 // Both scale or size every dim; Kiln resizes the spatial ones, so N and C
 // must keep their extents.
+// Resize's scales input (2), known only at run time, for a model declaring its output shape
+// `declared`: the spatial scales, guarded by a check that batch and channel scales are 1 and
+// that floor(input * scale) gives the declared extent of every spatial dim (as ONNX sizes it).
+absl::StatusOr<Expr> RunTimeResizeScales(ConvertContext& ctx, const std::vector<int64_t>& declared) {
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, StaticInputShape(ctx, 0));
+  KILN_ASSIGN_OR_RETURN(Expr scales, ctx.Input(2));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(2));
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (!IsFloat(type->dtype) || type->shape.size() != 1 || type->shape[0] != Dim::Static(rank) ||
+      declared.size() != shape.size()) {
+    return ctx.Error(absl::StrCat("input 2 (scales) must hold ", rank, " floats, one per dim of "
+                                  "the input and of the declared output"));
+  }
+  auto f64 = [&](double v) { return ctx.Constant(ScalarTensor(DataType::kFloat64, v)); };
+  KILN_ASSIGN_OR_RETURN(Expr wide, ctx.Call("cast", {scales}, MakeAttrs({{"dtype", DataType::kFloat64}})));
+  Expr ok = ctx.Constant(ScalarTensor(DataType::kBool, 1));
+  for (int64_t d = 0; d < rank; ++d) {
+    KILN_ASSIGN_OR_RETURN(Expr s, ctx.Call("take", {wide, ctx.Constant(ScalarTensor(DataType::kInt64, d))},
+                                           MakeAttrs({{"axis", int64_t{0}}})));
+    Expr holds;
+    if (d < 2) {
+      KILN_ASSIGN_OR_RETURN(holds, ctx.Call("equal", {s, f64(1)}));
+    } else {
+      KILN_ASSIGN_OR_RETURN(Expr extent, ctx.Call("multiply", {s, f64(static_cast<double>(shape[d]))}));
+      KILN_ASSIGN_OR_RETURN(extent, ctx.Call("floor", {extent}));
+      KILN_ASSIGN_OR_RETURN(holds, ctx.Call("equal", {extent, f64(static_cast<double>(declared[d]))}));
+    }
+    KILN_ASSIGN_OR_RETURN(ok, ctx.Call("logical_and", {ok, holds}));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr spatial, ctx.Call("strided_slice", {scales},
+                                               MakeAttrs({{"begin", IntArray({2})},
+                                                          {"end", IntArray({rank})},
+                                                          {"strides", IntArray({1})},
+                                                          {"axes", IntArray({0})}})));
+  return GuardCondition(ctx, spatial, ok,
+                        absl::StrCat("input 2 (scales) must give the shape ", DimsString(declared),
+                                     " (the shape the model declares and was compiled for)"));
+}
+
 absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(int n, SpatialRank(ctx));
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
@@ -395,7 +434,13 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
   std::vector<double> scales;
   std::vector<int64_t> sizes;
   std::optional<OperandRule> runtime_sizes;
-  if (upsample && ctx.opset() < 9) {
+  Expr runtime_scales;
+  if (!legacy && KnownOnlyAtRunTime(ctx, 2)) {
+    // Scales known only at run time: the declared output shape, the scales read by the kernel
+    // (its coordinates use them, not output / input) and checked to give that shape.
+    KILN_ASSIGN_OR_RETURN(sizes, DeclaredShapeOrError(ctx, 0, 2, "scales"));
+    KILN_ASSIGN_OR_RETURN(runtime_scales, RunTimeResizeScales(ctx, sizes));
+  } else if (upsample && ctx.opset() < 9) {
     KILN_ASSIGN_OR_RETURN(std::vector<float> attr, ctx.FloatsAttr("scales", std::nullopt));
     scales.assign(attr.begin(), attr.end());
   } else {
@@ -410,6 +455,9 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
     } else if (!legacy && ctx.HasInput(3)) {
       KILN_ASSIGN_OR_RETURN(sizes, ctx.ConstantInts(3, "sizes"));
     }
+  }
+  if (runtime_scales && ctx.HasInput(3)) {
+    return ctx.Error("exactly one of scales and sizes must be given");
   }
   if (scales.empty() == sizes.empty()) {
     return ctx.Error("exactly one of scales and sizes must be given");
@@ -489,8 +537,10 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
   }
   AttrValue::Array scales_attr(spatial_scales.begin(), spatial_scales.end());
   AttrValue::Array roi_attr(roi.begin(), roi.end());
+  std::vector<Expr> operands = {x};
+  if (runtime_scales) operands.push_back(runtime_scales);
   KILN_ASSIGN_OR_RETURN(Expr y,
-                        ctx.Call(absl::StrCat("image.resize", n, "d"), {x},
+                        ctx.Call(absl::StrCat("image.resize", n, "d"), std::move(operands),
                                  MakeAttrs({{"size", IntArray(size)},
                                             {"scales", AttrValue(std::move(scales_attr))},
                                             {"roi", AttrValue(std::move(roi_attr))},

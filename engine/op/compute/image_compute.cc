@@ -6,7 +6,8 @@
 // samples outside the input) interpolation, separable over the spatial dims.
 // Samples outside the input read the edge. tf_crop_and_resize gives
 // extrapolation_value where a coordinate leaves the input. Coordinates and
-// weights are float64; the result is converted to the data's dtype.
+// weights are float64; the result is converted to the data's dtype. With the
+// scales as a second operand, the same formulas read them when the kernel runs.
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -45,9 +46,11 @@ struct Axis {
   int64_t in_extent = 0;
   double scale = 1;
   double roi_start = 0, roi_end = 1;
+  PrimExpr run_time_scale;  // float64, when the scales are an operand
 
   // The input coordinate of output coordinate `x` (float64).
   PrimExpr Source(const PrimExpr& x, const std::string& mode) const {
+    if (run_time_scale.defined()) return RunTimeSource(x, mode);
     double in = static_cast<double>(in_extent);
     // ONNX's "length_resized" is input * scale, not the rounded output size.
     double resized = in * scale;
@@ -68,6 +71,30 @@ struct Axis {
       return x * F((roi_end - roi_start) * (in - 1) / (resized - 1)) + F(roi_start * (in - 1));
     }
     return (x + F(0.5)) / F(scale) - F(0.5);  // half_pixel
+  }
+
+  // Source() with the scale read at run time: the same formulas, the special case of a
+  // length-1 resized axis a select.
+  PrimExpr RunTimeSource(const PrimExpr& x, const std::string& mode) const {
+    const PrimExpr& s = run_time_scale;
+    PrimExpr in = F(static_cast<double>(in_extent));
+    PrimExpr resized = in * s;
+    PrimExpr single = loop::Equal(resized, F(1));
+    if (mode == "asymmetric") return x / s;
+    if (mode == "tf_half_pixel_for_nn") return (x + F(0.5)) / s;
+    if (mode == "align_corners") {
+      return loop::MakeSelect(single, F(0), x * ((in - F(1)) / (resized - F(1))));
+    }
+    if (mode == "pytorch_half_pixel") {
+      return loop::MakeSelect(single, F(-0.5), (x + F(0.5)) / s - F(0.5));
+    }
+    if (mode == "tf_crop_and_resize") {
+      double length = (roi_end - roi_start) * static_cast<double>(in_extent - 1);
+      double start = roi_start * static_cast<double>(in_extent - 1);
+      return loop::MakeSelect(single, F(length / 2 + start),
+                              x * (F(length) / (resized - F(1))) + F(start));
+    }
+    return (x + F(0.5)) / s - F(0.5);  // half_pixel
   }
 };
 
@@ -110,9 +137,11 @@ struct Tap {
 
 absl::StatusOr<std::vector<Tensor>> ResizeCompute(const ComputeInput& in, const std::string& op,
                                                   int n) {
-  KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, op));
+  if (in.inputs.size() != 2) KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, op));
   KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, op));
   const Tensor& data = in.inputs[0];
+  std::vector<Tensor> operands = {data};
+  if (in.inputs.size() == 2) operands.push_back(in.inputs[1]);
   std::vector<double> scales = FloatArrayAttr(in.attrs, "scales");
   std::vector<double> roi = FloatArrayAttr(in.attrs, "roi");
   const std::string method = StringAttr(in.attrs, "method");
@@ -134,6 +163,7 @@ absl::StatusOr<std::vector<Tensor>> ResizeCompute(const ComputeInput& in, const 
     }
     a.scale = scales.empty() ? static_cast<double>(out_extent) / static_cast<double>(a.in_extent)
                              : scales[d];
+    if (operands.size() == 2) a.run_time_scale = Cast(kF64, operands[1]({compute::Index(d)}));
     if (crop) {
       a.roi_start = roi[d];
       a.roi_end = roi[n + d];
@@ -141,7 +171,7 @@ absl::StatusOr<std::vector<Tensor>> ResizeCompute(const ComputeInput& in, const 
   }
 
   return compute::One(te::Compute(
-      compute::ComputeName(op), result.shape, {data},
+      compute::ComputeName(op), result.shape, operands,
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<std::vector<Tap>> taps(n);
         std::vector<PrimExpr> outside;

@@ -1,6 +1,7 @@
 // Operator inputs that ONNX allows to be computed at run time and that Kiln takes at run time
-// instead of requiring a constant (index_converters.cc, run_time_slice.cc): Trilu's k, CumSum's
-// axis, and Slice's starts when its ends are starts plus a constant. Each model
+// instead of requiring a constant (index_converters.cc, run_time_slice.cc, run_time_pad.cc,
+// nn_window_converters.cc): Trilu's k, CumSum's axis, Slice's bounds (starts plus a constant, or
+// any bounds to the declared shape), Pad's pads and Resize's scales (to the declared shape). Each model
 // feeds the value as a graph input, so nothing is specialized; expected values worked out by hand.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -187,6 +188,39 @@ TEST(RuntimeOperandTest, PadTakesItsPadsAtRunTimeToTheDeclaredShape) {
   absl::StatusOr<CompileResult> compiled = CompileForAllBackends(reflect);
   ASSERT_TRUE(compiled.ok());
   EXPECT_FALSE(RunBackend(*compiled, {x, pads(3, -1)}, false).ok());
+}
+
+// Resize of x = [1, 2, 3, 4] (1x1x1x4) by scales known only at run time to the declared width 2.
+// The kernel reads the scales: by hand, nearest (asymmetric, floor) reads x[floor(i / s)]:
+// s = 0.5 gives [1, 3], s = 0.6 gives [1, 2] (same shape, other coordinates); linear
+// (half_pixel) at s = 0.5 reads 2i + 0.5: [1.5, 3.5]. Scales giving width 4 fail the run.
+TEST(RuntimeOperandTest, ResizeReadsItsScalesAtRunTimeForTheDeclaredShape) {
+  auto model = [](const std::string& mode) {
+    OnnxModelBuilder b(13);
+    b.Input("x", {1, 1, 1, 4}).Input("scales", {4}).Output("y", {1, 1, 1, 2});
+    auto& resize = b.Node("Resize", {"x", "", "scales"}, {"y"}, "resize");
+    OnnxModelBuilder::StringAttr(resize, "mode", mode);
+    if (mode == "nearest") {
+      OnnxModelBuilder::StringAttr(resize, "coordinate_transformation_mode", "asymmetric");
+      OnnxModelBuilder::StringAttr(resize, "nearest_mode", "floor");
+    }
+    return b.Bytes();
+  };
+  loop::HostTensor x = loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 1, 1, 4}, {1, 2, 3, 4});
+  auto scales = [](double width) {
+    return loop::HostTensor::FromDoubles(DataType::kFloat32, {4}, {1, 1, 1, width});
+  };
+  const std::string nearest = model("nearest"), linear = model("linear");
+  EXPECT_THAT(RunAll(nearest, {x, scales(0.5)})[0], ElementsAreArray({1, 3}));
+  EXPECT_THAT(RunAll(nearest, {x, scales(0.6)})[0], ElementsAreArray({1, 2}));
+  EXPECT_THAT(RunAll(linear, {x, scales(0.5)})[0], ElementsAreArray({1.5, 3.5}));
+  absl::StatusOr<CompileResult> compiled = CompileForAllBackends(nearest);
+  ASSERT_TRUE(compiled.ok());
+  for (bool native : {false, true}) {
+    auto wide = RunBackend(*compiled, {x, scales(1)}, native);
+    ASSERT_FALSE(wide.ok()) << (native ? "native" : "interpreter");
+    if (!native) EXPECT_THAT(wide.status().message(), ::testing::HasSubstr("'resize'"));
+  }
 }
 
 TEST(RuntimeOperandTest, ASliceWhoseExtentOnlyARunKnowsIsAnErrorSayingWhatToGive) {
