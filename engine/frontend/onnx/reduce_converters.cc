@@ -5,6 +5,7 @@
 // both forms are read. An empty axes list reduces everything, or nothing when
 // noop_with_empty_axes is set.
 #include "absl/strings/str_cat.h"
+#include "engine/frontend/onnx/scalar_tensors.h"
 #include "engine/frontend/onnx/shape_guards.h"
 #include "engine/frontend/onnx/transform_converters.h"
 #include "engine/support/status_macros.h"
@@ -18,13 +19,31 @@ struct ReduceParams {
   bool noop = false;  // empty axes with noop_with_empty_axes: no reduction at all
   // Axes known only at run time: the rule they must follow for the declared output shape.
   std::optional<OperandRule> runtime_axes;
+  // When the declared shape leaves the axes open ([3, 2, 2] -> [3, 2] reduces axis 1 or 2
+  // without keepdims): every way it may reduce, by the axes of extent above 1 it reduces; the
+  // run picks the one whose axes the operand lists. Empty otherwise.
+  std::vector<std::vector<int64_t>> alternatives;
 };
+
+// At most this many ways of reducing are compiled for one node whose axes only a run knows.
+constexpr size_t kMaxReduceAlternatives = 8;
+
+// The axes of `axes` whose extent in `in` is above 1: what a reduction really reduces.
+std::vector<int64_t> AboveOne(const std::vector<int64_t>& in, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> kept;
+  for (int64_t a : axes) {
+    if (in[a] != 1) kept.push_back(a);
+  }
+  return kept;
+}
 
 // Axes known only at run time (a non-empty input): those that give the output shape the model
 // declares. With keepdims every such set reduces the same axes of extent above 1; without, the
-// declared shape must not leave that open ([3, 2, 2] -> [3, 2] could reduce axis 1 or 2).
-absl::StatusOr<std::vector<int64_t>> DeclaredReduceAxes(const ConvertContext& ctx, int64_t count,
-                                                        bool keepdims, OperandRule* rule) {
+// declared shape may leave that open ([3, 2, 2] -> [3, 2] could reduce axis 1 or 2): then
+// `alternatives` lists each way (at most kMaxReduceAlternatives).
+absl::StatusOr<std::vector<int64_t>> DeclaredReduceAxes(
+    const ConvertContext& ctx, int64_t count, bool keepdims, OperandRule* rule,
+    std::vector<std::vector<int64_t>>* alternatives) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 1, "axes"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> in, StaticInputShape(ctx, 0));
   auto gives = [&](const std::vector<int64_t>& axes) {
@@ -39,20 +58,19 @@ absl::StatusOr<std::vector<int64_t>> DeclaredReduceAxes(const ConvertContext& ct
   };
   std::vector<std::vector<int64_t>> accepted;
   KILN_ASSIGN_OR_RETURN(*rule, AxesRule(ctx, count, static_cast<int64_t>(in.size()), gives, &accepted));
-  auto above_one = [&](const std::vector<int64_t>& axes) {
-    std::vector<int64_t> kept;
-    for (int64_t a : axes) {
-      if (in[a] != 1) kept.push_back(a);
-    }
-    return kept;
-  };
+  std::vector<std::vector<int64_t>> ways = {accepted[0]};
   for (const std::vector<int64_t>& axes : accepted) {
-    if (above_one(axes) != above_one(accepted[0])) {
-      return ctx.Error(absl::StrCat("the declared output ", DimsString(declared),
-                                    " does not tell which axes of ", DimsString(in),
-                                    " input 1 (axes) reduces"));
-    }
+    bool known = false;
+    for (const std::vector<int64_t>& way : ways) known |= AboveOne(in, way) == AboveOne(in, axes);
+    if (!known) ways.push_back(axes);
   }
+  if (ways.size() > kMaxReduceAlternatives) {
+    return ctx.Error(absl::StrCat("the declared output ", DimsString(declared),
+                                  " leaves ", ways.size(), " ways of reducing ", DimsString(in),
+                                  " open (at most ", kMaxReduceAlternatives,
+                                  " are compiled): give input 1 (axes) at compile time"));
+  }
+  if (ways.size() > 1) *alternatives = ways;
   return accepted[0];
 }
 
@@ -69,7 +87,8 @@ absl::StatusOr<ReduceParams> ReadReduceParams(const ConvertContext& ctx) {
     // An empty axes input holds no value to wait for.
     if (type->shape[0].value > 0) {
       OperandRule rule;
-      KILN_ASSIGN_OR_RETURN(p.axes, DeclaredReduceAxes(ctx, type->shape[0].value, p.keepdims, &rule));
+      KILN_ASSIGN_OR_RETURN(p.axes, DeclaredReduceAxes(ctx, type->shape[0].value, p.keepdims,
+                                                       &rule, &p.alternatives));
       p.runtime_axes = std::move(rule);
     }
   } else {
@@ -81,11 +100,46 @@ absl::StatusOr<ReduceParams> ReadReduceParams(const ConvertContext& ctx) {
   return p;
 }
 
+// Whether the axes operand (input 1, which the guard holds to the accepted sets) lists every
+// one of `axes`, negative entries counted from `rank`.
+absl::StatusOr<Expr> ListsEvery(ConvertContext& ctx, const std::vector<int64_t>& axes, int64_t rank) {
+  KILN_ASSIGN_OR_RETURN(Expr operand, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(operand, ctx.Call("cast", {operand}, MakeAttrs({{"dtype", DataType::kInt64}})));
+  auto scalar = [&](int64_t v) {
+    return ctx.Constant(ScalarTensor(DataType::kInt64, static_cast<double>(v)));
+  };
+  KILN_ASSIGN_OR_RETURN(Expr negative, ctx.Call("less", {operand, scalar(0)}));
+  KILN_ASSIGN_OR_RETURN(Expr shifted, ctx.Call("add", {operand, scalar(rank)}));
+  KILN_ASSIGN_OR_RETURN(operand, ctx.Call("where", {negative, shifted, operand}));
+  Expr all = ctx.Constant(ScalarTensor(DataType::kBool, 1));
+  for (int64_t a : axes) {
+    KILN_ASSIGN_OR_RETURN(Expr here, ctx.Call("equal", {operand, scalar(a)}));
+    KILN_ASSIGN_OR_RETURN(here, ctx.Call("cast", {here}, MakeAttrs({{"dtype", DataType::kInt64}})));
+    KILN_ASSIGN_OR_RETURN(Expr count, ctx.Call("sum", {here}, MakeAttrs({{"axis", IntArray({0})},
+                                                                         {"keepdims", false}})));
+    KILN_ASSIGN_OR_RETURN(Expr listed, ctx.Call("greater", {count, scalar(0)}));
+    KILN_ASSIGN_OR_RETURN(all, ctx.Call("logical_and", {all, listed}));
+  }
+  return all;
+}
+
 absl::StatusOr<Expr> Reduce(ConvertContext& ctx, const char* op, const Expr& x,
                             const ReduceParams& p, bool keepdims) {
   if (p.noop) return x;
   KILN_ASSIGN_OR_RETURN(
       Expr out, ctx.Call(op, {x}, MakeAttrs({{"axis", IntArray(p.axes)}, {"keepdims", keepdims}})));
+  // Each other way of reducing, taken where the operand lists its axes (the ways differ in the
+  // axes above 1 they reduce, and the guard keeps the operand to one of them).
+  const auto* type = x->checked_type.as<TensorTypeNode>();
+  for (size_t k = 1; k < p.alternatives.size() && type != nullptr; ++k) {
+    std::vector<int64_t> in;
+    for (const Dim& d : type->shape) in.push_back(d.is_static() ? d.value : -1);
+    KILN_ASSIGN_OR_RETURN(Expr other, ctx.Call(op, {x}, MakeAttrs({{"axis", IntArray(p.alternatives[k])},
+                                                                   {"keepdims", keepdims}})));
+    KILN_ASSIGN_OR_RETURN(Expr chosen, ListsEvery(ctx, AboveOne(in, p.alternatives[k]),
+                                                  static_cast<int64_t>(in.size())));
+    KILN_ASSIGN_OR_RETURN(out, ctx.Call("where", {chosen, other, out}));
+  }
   if (!p.runtime_axes) return out;
   return GuardOperand(ctx, out, 1, *p.runtime_axes, "list axes that give the declared shape");
 }

@@ -166,5 +166,26 @@ TEST(DeclaredShapeTest, UniqueCountIsTheDeclaredOne) {
               HasSubstr("input 0 must hold 3 unique slices"));
 }
 
+// ReduceSum of x (3, 2, 2) = 0..11 without keepdims to the declared (3, 2): axes 1 and 2 both
+// give it, so both reductions are compiled and the run's axes pick one. By hand: over axis 1,
+// x[i, 0, k] + x[i, 1, k] = {2, 4, 10, 12, 18, 20}; over axis 2, {1, 5, 9, 13, 17, 21}; axes
+// [0] would give (2, 2) and fails the run.
+TEST(DeclaredShapeTest, AReductionWhoseDeclaredShapeLeavesItsAxesOpenTakesThemAtRunTime) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {3, 2, 2}).Input("axes", {1}, onnx::TensorProto::INT64).Output("y", {3, 2});
+  auto& reduce = b.Node("ReduceSum", {"x", "axes"}, {"y"}, "total");
+  OnnxModelBuilder::IntAttr(reduce, "keepdims", 0);
+  std::vector<double> values(12);
+  for (int i = 0; i < 12; ++i) values[i] = i;
+  loop::HostTensor x = Floats({3, 2, 2}, values);
+  EXPECT_THAT(RunAll(b.Bytes(), {x, Ints({1}, {1})})[0], ElementsAreArray({2, 4, 10, 12, 18, 20}));
+  EXPECT_THAT(RunAll(b.Bytes(), {x, Ints({1}, {2})})[0], ElementsAreArray({1, 5, 9, 13, 17, 21}));
+  EXPECT_THAT(RunAll(b.Bytes(), {x, Ints({1}, {-1})})[0], ElementsAreArray({1, 5, 9, 13, 17, 21}));
+  std::vector<absl::Status> failures = RunFailures(b.Bytes(), {x, Ints({1}, {0})});
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_THAT(failures[0].message(), HasSubstr("ONNX node 'total' (#0, ReduceSum)"));
+  EXPECT_THAT(failures[1].message(), HasSubstr("KILN_ERROR_SHAPE_MISMATCH"));
+}
+
 }  // namespace
 }  // namespace kiln::driver
