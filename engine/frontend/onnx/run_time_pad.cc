@@ -67,6 +67,8 @@ absl::StatusOr<Expr> PadToDeclaredShape(ConvertContext& ctx, const Expr& input,
       KILN_ASSIGN_OR_RETURN(ok, op("logical_and", ok, begin_fits));
       KILN_ASSIGN_OR_RETURN(ok, op("logical_and", ok, end_fits));
     }
+    KILN_RETURN_IF_ERROR(ctx.ChargeBytes(declared[a] * int64_t{sizeof(int64_t)},
+                                         absl::StrCat("the positions of axis ", a)));
     std::vector<int64_t> iota(declared[a]);
     for (int64_t i = 0; i < declared[a]; ++i) iota[i] = i;
     KILN_ASSIGN_OR_RETURN(Expr p, op("subtract", ctx.Constant(Int64Tensor({declared[a]}, iota)), begin));

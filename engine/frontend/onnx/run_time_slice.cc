@@ -174,6 +174,8 @@ absl::StatusOr<std::vector<Expr>> SliceToDeclaredShape(ConvertContext& ctx, Expr
     for (const Expr& condition : {step_ok, once, as_declared}) {
       KILN_ASSIGN_OR_RETURN(ok, s.Op("logical_and", ok, condition));
     }
+    KILN_RETURN_IF_ERROR(ctx.ChargeBytes(declared[a] * int64_t{sizeof(int64_t)},
+                                         absl::StrCat("the positions of axis ", a)));
     std::vector<int64_t> offsets(declared[a]);
     for (int64_t i = 0; i < declared[a]; ++i) offsets[i] = i;
     KILN_ASSIGN_OR_RETURN(Expr strided,
@@ -260,6 +262,8 @@ absl::StatusOr<std::vector<Expr>> ConvertRunTimeStartSlice(ConvertContext& ctx) 
                                                                      static_cast<double>(*size)))}));
     KILN_ASSIGN_OR_RETURN(Expr fits, ctx.Call("less_equal", {last, extent}));
     KILN_ASSIGN_OR_RETURN(Expr inside, ctx.Call("logical_and", {at_least_zero, fits}));
+    KILN_RETURN_IF_ERROR(ctx.ChargeBytes(*size * int64_t{sizeof(int64_t)},
+                                         absl::StrCat("the positions of axis ", axis)));
     std::vector<int64_t> offsets(*size);
     for (int64_t i = 0; i < *size; ++i) offsets[i] = i;
     KILN_ASSIGN_OR_RETURN(Expr positions,

@@ -474,6 +474,27 @@ TEST(OnnxImporterTest, MaterializedTensorsAreChargedToTheBudgetBeforeAllocating)
   EXPECT_THAT(Message(status), ::testing::HasSubstr("tensor 'w' needs 4194304 bytes"));
 }
 
+// Slice and Pad with run-time bounds materialize a table of positions the size of the declared
+// output axis: charged before it is built (a 2^28-long declared axis against a 64 MiB budget).
+TEST(OnnxImporterTest, RunTimeBoundsPositionsAreChargedToTheBudget) {
+  for (const char* op : {"Pad", "Slice"}) {
+    OnnxModelBuilder b(13);
+    const bool pad = std::string(op) == "Pad";
+    b.Input("x", {1}).Input("bounds", {pad ? 2 : 1}, onnx::TensorProto::INT64)
+        .Output("y", {int64_t{1} << 28});
+    std::vector<std::string> inputs = {"x", "bounds"};
+    if (!pad) inputs = {"x", "bounds", "bounds"};
+    b.Node(op, inputs, {"y"}, "huge");
+    CompileBudget budget(CompileLimits{int64_t{64} << 20, 1000});
+    OnnxImportOptions options;
+    options.budget = &budget;
+    absl::Status status = ImportOnnxModel(b.Bytes(), options).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << op << ": " << status;
+    EXPECT_THAT(Message(status), ::testing::HasSubstr("ONNX node 'huge'"));
+    EXPECT_LT(budget.peak_bytes(), int64_t{64} << 20) << op;
+  }
+}
+
 TEST(OnnxImporterTest, ImportStopsBetweenNodesOnceCancelled) {
   OnnxModelBuilder b;
   b.Input("x", {4}).Output("y");
