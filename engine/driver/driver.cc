@@ -98,7 +98,8 @@ double Lap(std::chrono::steady_clock::time_point* start) {
 absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOptions& options,
                                                 std::shared_ptr<CompileBudget> budget,
                                                 CompileFailure* failure,
-                                                std::optional<double> import_seconds = {}) {
+                                                std::optional<double> import_seconds = {},
+                                                std::optional<lower::SampleBatch> sample_batch = {}) {
   RegisteredPasses();
   CompileResult result;
   if (import_seconds) result.stage_times.push_back({CompileStage::kImport, *import_seconds});
@@ -156,6 +157,15 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
           lower::LowerModule(result.optimized, lower_options);
       if (!lowered.ok()) return fail(CompileStage::kLower, lowered.status());
       result.lowered = std::move(*lowered);
+      if (sample_batch) {
+        if (static_cast<int>(sample_batch->inputs.size()) != result.lowered->num_inputs ||
+            static_cast<int>(sample_batch->outputs.size()) != result.lowered->num_outputs) {
+          return fail(CompileStage::kLower,
+                      absl::InternalError("the per-sample compile's inputs and outputs are not the "
+                                          "model's"));
+        }
+        result.lowered->sample_batch = std::move(sample_batch);
+      }
       result.stage_times.push_back({CompileStage::kLower, Lap(&stage_start)});
       if (loop_pipeline) {
         absl::StatusOr<IRModule> loop_optimized =
@@ -210,7 +220,30 @@ absl::StatusOr<CompileResult> CompileOnnx(std::string_view model_bytes,
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<IRModule> module = ImportOnnxModel(model_bytes, import);
   if (!module.ok()) return Fail(CompileStage::kImport, module.status(), failure);
-  return CompileWithBudget(*module, options, std::move(budget), failure, Lap(&start));
+  if (!options.lower) return CompileWithBudget(*module, options, std::move(budget), failure, Lap(&start));
+  // A symbolic batch dim: checked on the graph as imported, then the model imported again for
+  // one sample (a fresh budget: the first import's tensors are gone with it).
+  absl::StatusOr<std::optional<lower::SampleBatch>> sample_batch = lower::FindSampleBatch(*module);
+  if (!sample_batch.ok()) return Fail(CompileStage::kImport, sample_batch.status(), failure);
+  if (!*sample_batch) return CompileWithBudget(*module, options, std::move(budget), failure, Lap(&start));
+  OnnxImportOptions one_sample = import;
+  const auto* main = (*module)->Lookup("main").as<FunctionNode>();
+  for (size_t i = 0; i < main->params.size(); ++i) {
+    if (!(**sample_batch).inputs[i]) continue;
+    std::vector<int64_t> shape{1};
+    const auto* type = main->params[i]->type_annotation.as<TensorTypeNode>();
+    for (size_t axis = 1; type != nullptr && axis < type->shape.size(); ++axis) {
+      shape.push_back(type->shape[axis].value);
+    }
+    one_sample.input_shapes[main->params[i]->name_hint] = std::move(shape);
+  }
+  *module = IRModule();
+  budget = MakeBudget(options);
+  one_sample.budget = budget.get();
+  module = ImportOnnxModel(model_bytes, one_sample);
+  if (!module.ok()) return Fail(CompileStage::kImport, module.status(), failure);
+  return CompileWithBudget(*module, options, std::move(budget), failure, Lap(&start),
+                           std::move(*sample_batch));
 }
 
 absl::StatusOr<CompileResult> CompileGraphText(std::string_view text,

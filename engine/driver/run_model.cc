@@ -22,13 +22,18 @@ ModelTensors MakeModelTensors(const CompileResult& compiled) {
 }
 
 ModelTensors MakeModelTensors(const codegen::NativeModel& model) {
+  // A batch known only at run time (-1) is one sample here.
+  auto one_sample = [](std::vector<int64_t> shape) {
+    for (int64_t& dim : shape) dim = dim < 0 ? 1 : dim;
+    return shape;
+  };
   ModelTensors tensors;
   for (const codegen::TensorSignature& input : model.inputs()) {
-    tensors.inputs.push_back(loop::HostTensor::Zeros(input.dtype, input.shape));
+    tensors.inputs.push_back(loop::HostTensor::Zeros(input.dtype, one_sample(input.shape)));
     tensors.input_names.push_back(input.name);
   }
   for (const codegen::TensorSignature& output : model.outputs()) {
-    tensors.outputs.push_back(loop::HostTensor::Zeros(output.dtype, output.shape));
+    tensors.outputs.push_back(loop::HostTensor::Zeros(output.dtype, one_sample(output.shape)));
     tensors.output_names.push_back(output.name);
   }
   return tensors;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "engine/ir/module.h"
 #include "engine/loop/buffer.h"
 #include "engine/lower/lower_options.h"
+#include "engine/lower/sample_batch.h"
 #include "engine/te/schedule.h"
 
 namespace kiln::lower {
@@ -61,6 +63,9 @@ struct LoweredModule {
   // Bytes of the workspace Allocates of main (also main's `workspace_bytes`
   // attribute).
   int64_t workspace_bytes = 0;
+  // Set when main computes one sample of a model with a symbolic batch dim (sample_batch.h):
+  // code generation then exports `<prefix>_run_dynamic`, which runs main once per sample.
+  std::optional<SampleBatch> sample_batch;
 };
 
 // `optimized` must have a graph function "main" calling fused (Primitive)

@@ -1,9 +1,13 @@
 // Argument binding for the lowered main.
 #include "engine/lower/run_lowered_module.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/loop/prim_func.h"
+#include "engine/support/status_macros.h"
 
 namespace kiln::lower {
 namespace {
@@ -25,18 +29,12 @@ absl::Status CheckTensor(const loop::HostTensor& tensor, const loop::Buffer& par
 
 }  // namespace
 
-absl::Status RunLoweredModule(const LoweredModule& lowered,
-                              const std::vector<loop::HostTensor*>& inputs,
-                              const std::vector<loop::HostTensor*>& outputs,
-                              const loop::InterpreterOptions& options) {
+namespace {
+
+absl::Status RunMain(const LoweredModule& lowered, const std::vector<loop::HostTensor*>& inputs,
+                     const std::vector<loop::HostTensor*>& outputs,
+                     const loop::InterpreterOptions& options) {
   const loop::PrimFuncNode* main = Main(lowered);
-  if (main == nullptr) return absl::InvalidArgumentError("the lowered module has no main");
-  if (static_cast<int>(inputs.size()) != lowered.num_inputs ||
-      static_cast<int>(outputs.size()) != lowered.num_outputs) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("main takes ", lowered.num_inputs, " inputs and ", lowered.num_outputs,
-                     " outputs, got ", inputs.size(), " and ", outputs.size()));
-  }
   std::vector<loop::HostTensor*> args;
   for (size_t i = 0; i < inputs.size(); ++i) {
     absl::Status status = CheckTensor(*inputs[i], main->param_buffer(i), "input");
@@ -56,6 +54,92 @@ absl::Status RunLoweredModule(const LoweredModule& lowered,
   }
   for (loop::HostTensor& constant : constants) args.push_back(&constant);
   return loop::RunModuleFunction(lowered.module, "main", args, options);
+}
+
+// A model compiled per sample: main on each sample's slice of the batched inputs, the outputs
+// resized to the batch (the interpreter's side of kiln_rt_run_per_sample). An empty batch still
+// runs one sample of zeros, for the outputs every sample shares.
+absl::Status RunPerSample(const LoweredModule& lowered, const std::vector<loop::HostTensor*>& inputs,
+                          const std::vector<loop::HostTensor*>& outputs,
+                          const loop::InterpreterOptions& options) {
+  const loop::PrimFuncNode* main = Main(lowered);
+  const SampleBatch& batch = *lowered.sample_batch;
+  std::optional<int64_t> count;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const loop::Buffer& buffer = main->param_buffer(i);
+    const std::vector<int64_t>& shape = inputs[i]->shape;
+    bool fits = shape.size() == buffer->shape.size() && inputs[i]->dtype == buffer->dtype;
+    for (size_t d = batch.inputs[i] ? 1 : 0; fits && d < shape.size(); ++d) {
+      fits = shape[d] == buffer->shape[d];
+    }
+    if (fits && batch.inputs[i]) {
+      fits = shape[0] >= 0 && (!count || *count == shape[0]);
+      count = shape[0];
+    }
+    if (!fits) {
+      std::vector<std::string> want;
+      for (size_t d = 0; d < buffer->shape.size(); ++d) {
+        want.push_back(d == 0 && batch.inputs[i] ? batch.symbol : absl::StrCat(buffer->shape[d]));
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", buffer->name, ": the model wants ", DataTypeName(buffer->dtype), "[",
+          absl::StrJoin(want, ", "), "] (", batch.symbol, " the same for every input), got ",
+          DataTypeName(inputs[i]->dtype), "[", absl::StrJoin(shape, ", "), "]"));
+    }
+  }
+  const int64_t samples = count.value_or(0);
+  auto slice_bytes = [](const loop::Buffer& buffer) {
+    return static_cast<size_t>(buffer->NumElements() * DataTypeBytes(buffer->dtype));
+  };
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const loop::Buffer& buffer = main->param_buffer(inputs.size() + o);
+    std::vector<int64_t> shape = buffer->shape;
+    if (batch.outputs[o]) shape[0] = samples;
+    *outputs[o] = loop::HostTensor::Zeros(buffer->dtype, shape);
+  }
+  std::vector<loop::HostTensor> sample_inputs = MakeInputTensors(lowered);
+  std::vector<loop::HostTensor> sample_outputs = MakeOutputTensors(lowered);
+  std::vector<loop::HostTensor*> in, out;
+  for (loop::HostTensor& tensor : sample_inputs) in.push_back(&tensor);
+  for (loop::HostTensor& tensor : sample_outputs) out.push_back(&tensor);
+  for (int64_t n = 0; n < std::max<int64_t>(samples, 1); ++n) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      size_t bytes = slice_bytes(main->param_buffer(i));
+      if (!batch.inputs[i]) {
+        sample_inputs[i].bytes = inputs[i]->bytes;
+      } else if (samples > 0) {
+        sample_inputs[i].bytes.assign(inputs[i]->bytes, static_cast<size_t>(n) * bytes, bytes);
+      }
+    }
+    KILN_RETURN_IF_ERROR(RunMain(lowered, in, out, options));
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      if (!batch.outputs[o]) {
+        outputs[o]->bytes = sample_outputs[o].bytes;
+      } else if (samples > 0) {
+        size_t bytes = slice_bytes(main->param_buffer(inputs.size() + o));
+        outputs[o]->bytes.replace(static_cast<size_t>(n) * bytes, bytes, sample_outputs[o].bytes);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunLoweredModule(const LoweredModule& lowered,
+                              const std::vector<loop::HostTensor*>& inputs,
+                              const std::vector<loop::HostTensor*>& outputs,
+                              const loop::InterpreterOptions& options) {
+  const loop::PrimFuncNode* main = Main(lowered);
+  if (main == nullptr) return absl::InvalidArgumentError("the lowered module has no main");
+  if (static_cast<int>(inputs.size()) != lowered.num_inputs ||
+      static_cast<int>(outputs.size()) != lowered.num_outputs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("main takes ", lowered.num_inputs, " inputs and ", lowered.num_outputs,
+                     " outputs, got ", inputs.size(), " and ", outputs.size()));
+  }
+  if (lowered.sample_batch) return RunPerSample(lowered, inputs, outputs, options);
+  return RunMain(lowered, inputs, outputs, options);
 }
 
 namespace {

@@ -19,10 +19,20 @@
  * P_workspace_size() bytes, known when the model was compiled (a static memory plan); one
  * workspace per concurrent call.
  *
- * Dynamic shapes (a later model kind) keep this ABI: a dimension unknown at compile time is -1 in
- * kiln_tensor_info.shape, such a model exports P_run_dynamic instead of P_run, and asks
- * kiln_rt_alloc for buffers whose sizes it learns at run time. Static models never call it for
- * their values, so their ABI does not change. */
+ * Models with a batch dimension known only at run time (an ONNX dim_param on axis 0 of inputs,
+ * each sample computed on its own; Kiln compiles them per sample) keep this ABI with -1 for the
+ * batch in kiln_tensor_info.shape (and -1 bytes for tensors that have it), and export instead of
+ * P_run:
+ *
+ *   int32_t P_run_dynamic(void* const* inputs, const int64_t* const* input_shapes,
+ *                         void** outputs, int64_t* const* output_shapes, void* workspace);
+ *
+ * input_shapes[i] holds input i's ndim dimensions (the batch, then the dimensions its info fixes,
+ * which must match); every input with the batch must give the same one (0 is allowed). The run
+ * sets outputs[i] to a buffer from kiln_rt_alloc, which the caller releases with kiln_rt_free,
+ * and writes its dimensions to output_shapes[i] (ndim of them, room the caller provides). The
+ * workspace is P_workspace_size() bytes whatever the batch: the samples run one after another.
+ * On an error no output is allocated. Static models' ABI does not change. */
 #ifndef KILN_RUNTIME_H_
 #define KILN_RUNTIME_H_
 
@@ -42,7 +52,8 @@ enum kiln_status {
   KILN_ERROR_OUT_OF_MEMORY = 3,     /* kiln_rt_alloc failed */
   KILN_ERROR_SHAPE_MISMATCH = 4,    /* an input that decides a shape (a Reshape's shape, TopK's k,
                                        NonZero's count, ...) holds a value other than the one the
-                                       model's declared shapes were compiled for */
+                                       model's declared shapes were compiled for, or (in
+                                       P_run_dynamic) an input's shape is not the model's */
 };
 
 /* Element types, in the order of Kiln's DataType. */
@@ -79,6 +90,22 @@ int32_t kiln_rt_num_threads(void);
 /* KILN_ALIGNMENT-aligned memory (NULL on failure), released by kiln_rt_free. */
 void* kiln_rt_alloc(int64_t bytes);
 void kiln_rt_free(void* pointer);
+
+/* One sample's program and signature, which P_run_dynamic hands to kiln_rt_run_per_sample (code
+ * Kiln generates calls it; see P_run_dynamic above). `inputs` and `outputs` describe one sample
+ * (the batch axis 1); a tensor whose flag is 0 is the same for every sample. */
+typedef struct kiln_sample_plan {
+  int32_t num_inputs;
+  int32_t num_outputs;
+  const kiln_tensor_info* inputs;
+  const kiln_tensor_info* outputs;
+  const uint8_t* input_batched;
+  const uint8_t* output_batched;
+  int32_t (*run_sample)(void* const* inputs, void* const* outputs, void* workspace);
+} kiln_sample_plan;
+int32_t kiln_rt_run_per_sample(const kiln_sample_plan* plan, void* const* inputs,
+                               const int64_t* const* input_shapes, void** outputs,
+                               int64_t* const* output_shapes, void* workspace);
 
 /* Kernel profiles. Every model exports `int32_t P_num_kernels(void)` and
  * `const char* P_kernel_name(int32_t)` (NULL when out of range); one compiled with kernel

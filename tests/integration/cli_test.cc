@@ -25,8 +25,9 @@ struct CliRun {
   std::string output;  // stdout and stderr
 };
 
-CliRun Kiln(const std::string& args) {
-  std::string command = std::string(KILN_CLI_PATH) + " " + args + " 2>&1";
+// A shell command's exit code and output (stdout and stderr).
+CliRun Shell(const std::string& command_line) {
+  std::string command = command_line + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   CliRun run{-1, ""};
   if (pipe == nullptr) return run;
@@ -37,6 +38,8 @@ CliRun Kiln(const std::string& args) {
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
 }
+
+CliRun Kiln(const std::string& args) { return Shell(std::string(KILN_CLI_PATH) + " " + args); }
 
 class KilnCliTest : public ::testing::Test {
  protected:
@@ -153,6 +156,67 @@ TEST_F(KilnCliTest, ARunTimeLoopCompilesToALoopOfTheNativeCode) {
                                            "\\1    T.call_kernel\\(fused_tanh,[^\\n]*# si=step_tanh\\n")))
       << out.loop_ir;
   EXPECT_NE(out.assembly.find("[step_tanh]"), std::string::npos);
+}
+
+// A model with a symbolic batch compiles through kilnd without input shapes; its object, linked
+// into a C program with libkiln_rt, runs batches of 3 and 0 through <prefix>_run_dynamic and
+// refuses an input of the wrong width. Values by hand: y[n] = (2 x[n,0] + 1) + (2 x[n,1] + 1).
+TEST_F(KilnCliTest, ASymbolicBatchCompilesPerSampleAndRunsAnyBatchFromC) {
+  const std::string path = (dir_ / "batch.onnx").string();
+  std::ofstream(path, std::ios::binary) << BatchRowSumModel();
+  const std::filesystem::path out = dir_ / "batch";
+  CliRun run = Kiln("compile " + path + " --artifacts=object,header --out=" + out.string() + server_);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::stringstream header;
+  header << std::ifstream(out / "kiln_model.h").rdbuf();
+  EXPECT_NE(header.str().find("int32_t kiln_model_run_dynamic("), std::string::npos) << header.str();
+  EXPECT_NE(header.str().find("float32[N, 2], 8 bytes per sample"), std::string::npos) << header.str();
+  std::ofstream(out / "main.c") << R"(
+#include <stdio.h>
+#include <stdlib.h>
+#include "kiln_model.h"
+int main(void) {
+  float* x = aligned_alloc(64, 64);
+  for (int i = 0; i < 6; ++i) x[i] = (float)(i + 1);
+  void* workspace = aligned_alloc(64, (KILN_MODEL_WORKSPACE_SIZE + 63) / 64 * 64 + 64);
+  const kiln_tensor_info* info = kiln_model_input_info(0);
+  printf("info %lld %lld bytes %lld\n", (long long)info->shape[0], (long long)info->shape[1],
+         (long long)info->bytes);
+  for (int batch = 3; batch >= 0; batch -= 3) {
+    int64_t x_shape[2] = {batch, 2}, y_shape[1] = {-1};
+    const int64_t* input_shapes[] = {x_shape};
+    int64_t* output_shapes[] = {y_shape};
+    void* inputs[] = {x};
+    void* outputs[] = {NULL};
+    int status = kiln_model_run_dynamic(inputs, input_shapes, outputs, output_shapes, workspace);
+    printf("batch %d status %d shape %lld:", batch, status, (long long)y_shape[0]);
+    for (int n = 0; n < batch; ++n) printf(" %g", ((float*)outputs[0])[n]);
+    printf("\n");
+    kiln_rt_free(outputs[0]);
+  }
+  int64_t wrong_shape[2] = {3, 3};
+  const int64_t* wrong_shapes[] = {wrong_shape};
+  int64_t y_shape[1];
+  int64_t* output_shapes[] = {y_shape};
+  void* inputs[] = {x};
+  void* outputs[] = {NULL};
+  printf("wrong width status %d\n",
+         kiln_model_run_dynamic(inputs, wrong_shapes, outputs, output_shapes, workspace));
+  return 0;
+}
+)";
+  const std::filesystem::path binary = out / "main";
+  CliRun build = Shell("cc -std=c11 -O1 -I" + out.string() + " -I" KILN_SOURCE_DIR "/engine/runtime " +
+                       (out / "main.c").string() + " " + (out / "kiln_model.o").string() +
+                       " " KILN_RT_LIBRARY " -lmvec -lm -lpthread -o " + binary.string());
+  ASSERT_EQ(build.exit_code, 0) << build.output;
+  CliRun ran = Shell(binary.string());
+  EXPECT_EQ(ran.exit_code, 0) << ran.output;
+  const std::string& output = ran.output;
+  EXPECT_NE(output.find("info -1 2 bytes -1\n"), std::string::npos) << output;
+  EXPECT_NE(output.find("batch 3 status 0 shape 3: 8 16 24\n"), std::string::npos) << output;
+  EXPECT_NE(output.find("batch 0 status 0 shape 0:\n"), std::string::npos) << output;
+  EXPECT_NE(output.find("wrong width status 4\n"), std::string::npos) << output;  // SHAPE_MISMATCH
 }
 
 TEST_F(KilnCliTest, TraceShowsPassesAndTheirDiffs) {

@@ -137,6 +137,34 @@ std::string LoopModel() {
   return model.SerializeAsString();
 }
 
+std::string BatchRowSumModel() {
+  onnx::ModelProto model = NewModel("batch_row_sum");
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInfo(graph->mutable_input(), "x", {0, 2});
+  graph->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)
+      ->set_dim_param("N");
+  for (auto [name, value] : {std::pair<const char*, float>{"two", 2}, {"one", 1}}) {
+    onnx::TensorProto* constant = graph->add_initializer();
+    constant->set_name(name);
+    constant->set_data_type(onnx::TensorProto::FLOAT);
+    constant->add_float_data(value);
+  }
+  onnx::TensorProto* axes = graph->add_initializer();
+  axes->set_name("axes");
+  axes->set_data_type(onnx::TensorProto::INT64);
+  axes->add_dims(1);
+  axes->add_int64_data(1);
+  AddNode(graph, "Mul", "double", {"x", "two"}, "twice");
+  AddNode(graph, "Add", "shift", {"twice", "one"}, "shifted");
+  onnx::NodeProto* sum = AddNode(graph, "ReduceSum", "row_sum", {"shifted", "axes"}, "y");
+  onnx::AttributeProto* keepdims = sum->add_attribute();
+  keepdims->set_name("keepdims");
+  keepdims->set_type(onnx::AttributeProto::INT);
+  keepdims->set_i(0);
+  graph->add_output()->set_name("y");
+  return model.SerializeAsString();
+}
+
 std::string SequenceInputModel() {
   onnx::ModelProto model = NewModel("sequence_input");
   onnx::GraphProto* graph = model.mutable_graph();

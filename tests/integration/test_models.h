@@ -33,6 +33,10 @@ std::string BranchModel();
 // "step_tanh" of the carried value) -> output: a loop known only at run time.
 std::string LoopModel();
 
+// x[N, 2] (N an ONNX dim_param) -> Mul "double" by 2 -> Add "shift" 1 -> ReduceSum "row_sum"
+// over axis 1 -> y[N]: a batch known only at run time, each row on its own.
+std::string BatchRowSumModel();
+
 // Models an attacker would send: a few hundred bytes each.
 // ConstantOfShape([elements]) of float 1 "fill" -> ReduceMax "max" -> output.
 std::string ConstantOfShapeModel(int64_t elements);

@@ -32,6 +32,9 @@
 ABSL_FLAG(std::vector<std::string>, input, {},
           "input tensor files (.npy or ONNX TensorProto .pb), in the model's input order "
           "(comma-separated or repeated); without them, deterministic pseudo-random inputs");
+ABSL_FLAG(int64_t, batch, 1,
+          "the batch of pseudo-random inputs for a model compiled per sample (a symbolic batch "
+          "dim; input files may have any batch)");
 ABSL_FLAG(std::vector<std::string>, input_shape, {},
           "static shape for an input with symbolic dimensions, NAME=D0xD1x... (repeatable)");
 ABSL_FLAG(std::string, output_dir, "", "write each output to DIR/<name>.<output_format>");
@@ -195,6 +198,29 @@ int main(int argc, char** argv) {
     }
     std::cout << (compiled->stage_times.empty() ? "" : ")") << "\n";
     tensors = kiln::driver::MakeModelTensors(*compiled);
+    if (compiled->lowered && compiled->lowered->sample_batch) {
+      std::cout << "compiled per sample: batch dimension " << compiled->lowered->sample_batch->symbol
+                << " on axis 0 of the inputs and outputs that have it\n";
+    }
+  }
+  // Inputs whose axis 0 is a batch known only at run time: any batch from a file, --batch for
+  // pseudo-random ones.
+  std::vector<bool> batched(tensors.inputs.size(), false);
+  if (compiled && compiled->lowered && compiled->lowered->sample_batch) {
+    batched = compiled->lowered->sample_batch->inputs;
+  } else if (native && native->per_sample()) {
+    std::vector<kiln::codegen::TensorSignature> signature = native->inputs();
+    for (size_t i = 0; i < signature.size(); ++i) {
+      batched[i] = !signature[i].shape.empty() && signature[i].shape[0] < 0;
+    }
+  }
+  const int64_t batch = absl::GetFlag(FLAGS_batch);
+  if (batch < 0) return Fail("--batch must be at least 0");
+  for (size_t i = 0; i < tensors.inputs.size(); ++i) {
+    if (!batched[i]) continue;
+    std::vector<int64_t> shape = tensors.inputs[i].shape;
+    shape[0] = batch;
+    tensors.inputs[i] = kiln::loop::HostTensor::Zeros(tensors.inputs[i].dtype, shape);
   }
   std::vector<std::string> files = absl::GetFlag(FLAGS_input);
   if (!files.empty() && files.size() != tensors.inputs.size()) {
@@ -207,11 +233,16 @@ int main(int argc, char** argv) {
     if (!files.empty()) {
       absl::StatusOr<kiln::loop::HostTensor> read = kiln::tools::ReadTensorFile(files[i]);
       if (!read.ok()) return Fail(std::string(read.status().message()));
-      if (read->dtype != input.dtype || read->shape != input.shape) {
+      bool fits = read->dtype == input.dtype && read->shape.size() == input.shape.size();
+      for (size_t d = batched[i] ? 1 : 0; fits && d < input.shape.size(); ++d) {
+        fits = read->shape[d] == input.shape[d];
+      }
+      if (!fits) {
         return Fail(absl::StrCat(files[i], ": ", kiln::DataTypeName(read->dtype), "[",
                                  absl::StrJoin(read->shape, ", "), "], but input ",
                                  tensors.input_names[i], " is ", kiln::DataTypeName(input.dtype),
-                                 "[", absl::StrJoin(input.shape, ", "), "]"));
+                                 "[", absl::StrJoin(input.shape, ", "), "]",
+                                 batched[i] ? " (any batch on axis 0)" : ""));
       }
       input = *std::move(read);
     } else {

@@ -277,14 +277,14 @@ absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,
     if (options.debug_info) {
       std::set<std::string> queries;
       for (const char* suffix : {"_input_info", "_output_info", "_num_inputs", "_num_outputs",
-                                 "_workspace_size", "_num_kernels", "_kernel_name"}) {
+                                 "_workspace_size", "_num_kernels", "_kernel_name", "_run_dynamic"}) {
         queries.insert(options.symbol_prefix + suffix);
       }
       bool arm = llvm::Triple(target->triple).isAArch64();
       LoopLineLayers line_layers = LayersByLine(lowered, lines);
       line_layers.function_lines = std::move(function_lines);
       AsmProvenance provenance = AnnotateAssembly(native.assembly, line_layers, arm ? "//" : "#",
-                                                  options.symbol_prefix + "_run", queries);
+                                                  EntryName(lowered, options.symbol_prefix), queries);
       native.assembly = std::move(provenance.annotated_assembly);
       native.provenance_json = std::move(provenance.json);
       native.kernel_instructions = provenance.kernel_instructions;

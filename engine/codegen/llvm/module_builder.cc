@@ -356,8 +356,11 @@ class Builder {
     auto* ptr = llvm::PointerType::getUnqual(context);
     auto* i32 = llvm::Type::getInt32Ty(context);
     auto* type = llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false);
-    entry_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
-                                    absl::StrCat(options_.symbol_prefix, "_run"), *module_);
+    // A model compiled per sample keeps its one-sample program to itself: callers use
+    // <prefix>_run_dynamic (EmitRunDynamic).
+    entry_ = llvm::Function::Create(
+        type, lowered_.sample_batch ? llvm::Function::InternalLinkage : llvm::Function::ExternalLinkage,
+        EntryName(lowered_, options_.symbol_prefix), *module_);
     entry_->setDoesNotThrow();
     llvm::Argument* inputs = entry_->getArg(0);
     llvm::Argument* outputs = entry_->getArg(1);
@@ -533,36 +536,54 @@ class Builder {
     cb.CreateRet(cb.getInt32(static_cast<uint32_t>(names.size())));
   }
 
-  // <prefix>_num_inputs/_num_outputs and <prefix>_input_info/_output_info (kiln_tensor_info).
-  void EmitSignature() {
+  // A table of kiln_tensor_info for main's params [first, first + count): one sample's shapes,
+  // or (`batched` given) the model's, with -1 for the batch dim and the bytes of tensors that
+  // have it.
+  llvm::GlobalVariable* EmitInfoTable(const std::string& what, int first, int count,
+                                      const std::vector<bool>* batched) {
     llvm::LLVMContext& context = context_.context();
     auto* ptr = llvm::PointerType::getUnqual(context);
     auto* i32 = llvm::Type::getInt32Ty(context);
     auto* i64 = llvm::Type::getInt64Ty(context);
     auto* info_type = llvm::StructType::get(context, {ptr, i32, i32, ptr, i64});
-    auto emit_table = [&](const char* what, int first, int count) {
-      std::vector<llvm::Constant*> rows;
-      for (int i = first; i < first + count; ++i) {
-        const loop::Buffer& buffer = main_->param_buffer(static_cast<size_t>(i));
-        std::string tag = absl::StrCat(options_.symbol_prefix, "_", what, "_", i - first);
-        llvm::Constant* name = ConstantString(buffer->name, tag + "_name");
-        std::vector<llvm::Constant*> dims;
-        for (int64_t d : buffer->shape) dims.push_back(llvm::ConstantInt::get(i64, d));
-        auto* shape_type = llvm::ArrayType::get(i64, dims.size());
-        auto* shape = new llvm::GlobalVariable(*module_, shape_type, true,
-                                               llvm::GlobalValue::InternalLinkage,
-                                               llvm::ConstantArray::get(shape_type, dims),
-                                               tag + "_shape");
-        rows.push_back(llvm::ConstantStruct::get(
-            info_type, {name, llvm::ConstantInt::get(i32, static_cast<int>(buffer->dtype)),
-                        llvm::ConstantInt::get(i32, buffer->shape.size()), shape,
-                        llvm::ConstantInt::get(i64, BufferBytes(buffer))}));
+    std::vector<llvm::Constant*> rows;
+    for (int i = first; i < first + count; ++i) {
+      const loop::Buffer& buffer = main_->param_buffer(static_cast<size_t>(i));
+      bool has_batch = batched != nullptr && (*batched)[static_cast<size_t>(i - first)];
+      std::string tag = absl::StrCat(options_.symbol_prefix, "_", what, "_", i - first);
+      llvm::Constant* name = ConstantString(buffer->name, tag + "_name");
+      std::vector<llvm::Constant*> dims;
+      for (size_t d = 0; d < buffer->shape.size(); ++d) {
+        int64_t extent = d == 0 && has_batch ? -1 : buffer->shape[d];
+        dims.push_back(llvm::ConstantInt::get(i64, static_cast<uint64_t>(extent), true));
       }
-      auto* table_type = llvm::ArrayType::get(info_type, rows.size());
-      auto* table = new llvm::GlobalVariable(
-          *module_, table_type, true, llvm::GlobalValue::InternalLinkage,
-          llvm::ConstantArray::get(table_type, rows),
-          absl::StrCat(options_.symbol_prefix, "_", what, "_info_table"));
+      auto* shape_type = llvm::ArrayType::get(i64, dims.size());
+      auto* shape = new llvm::GlobalVariable(*module_, shape_type, true,
+                                             llvm::GlobalValue::InternalLinkage,
+                                             llvm::ConstantArray::get(shape_type, dims),
+                                             tag + "_shape");
+      int64_t bytes = has_batch ? -1 : BufferBytes(buffer);
+      rows.push_back(llvm::ConstantStruct::get(
+          info_type, {name, llvm::ConstantInt::get(i32, static_cast<int>(buffer->dtype)),
+                      llvm::ConstantInt::get(i32, buffer->shape.size()), shape,
+                      llvm::ConstantInt::get(i64, static_cast<uint64_t>(bytes), true)}));
+    }
+    auto* table_type = llvm::ArrayType::get(info_type, rows.size());
+    return new llvm::GlobalVariable(*module_, table_type, true, llvm::GlobalValue::InternalLinkage,
+                                    llvm::ConstantArray::get(table_type, rows),
+                                    absl::StrCat(options_.symbol_prefix, "_", what, "_info_table"));
+  }
+
+  // <prefix>_num_inputs/_num_outputs and <prefix>_input_info/_output_info (kiln_tensor_info).
+  void EmitSignature() {
+    llvm::LLVMContext& context = context_.context();
+    auto* ptr = llvm::PointerType::getUnqual(context);
+    auto* i32 = llvm::Type::getInt32Ty(context);
+    const std::optional<lower::SampleBatch>& batch = lowered_.sample_batch;
+    auto emit_queries = [&](const char* what, int first, int count,
+                            const std::vector<bool>* batched) {
+      llvm::GlobalVariable* table = EmitInfoTable(what, first, count, batched);
+      llvm::Type* table_type = table->getValueType();
       // const kiln_tensor_info* <prefix>_<what>_info(int32_t index): NULL out of range.
       auto* query = llvm::Function::Create(llvm::FunctionType::get(ptr, {i32}, false),
                                            llvm::Function::ExternalLinkage,
@@ -583,8 +604,47 @@ class Builder {
       llvm::IRBuilder<> cb(llvm::BasicBlock::Create(context, "entry", counter));
       cb.CreateRet(cb.getInt32(static_cast<uint32_t>(count)));
     };
-    emit_table("input", 0, lowered_.num_inputs);
-    emit_table("output", lowered_.num_inputs, lowered_.num_outputs);
+    emit_queries("input", 0, lowered_.num_inputs, batch ? &batch->inputs : nullptr);
+    emit_queries("output", lowered_.num_inputs, lowered_.num_outputs,
+                 batch ? &batch->outputs : nullptr);
+    if (batch) EmitRunDynamic(*batch);
+  }
+
+  // int32_t <prefix>_run_dynamic(inputs, input_shapes, outputs, output_shapes, workspace): one
+  // call of libkiln_rt's kiln_rt_run_per_sample with this model's kiln_sample_plan.
+  void EmitRunDynamic(const lower::SampleBatch& batch) {
+    llvm::LLVMContext& context = context_.context();
+    auto* ptr = llvm::PointerType::getUnqual(context);
+    auto* i8 = llvm::Type::getInt8Ty(context);
+    auto* i32 = llvm::Type::getInt32Ty(context);
+    auto flags = [&](const std::vector<bool>& batched, const char* what) {
+      std::vector<llvm::Constant*> bytes;
+      for (bool b : batched) bytes.push_back(llvm::ConstantInt::get(i8, b ? 1 : 0));
+      bytes.push_back(llvm::ConstantInt::get(i8, 0));  // never an empty array
+      auto* type = llvm::ArrayType::get(i8, bytes.size());
+      return new llvm::GlobalVariable(*module_, type, true, llvm::GlobalValue::InternalLinkage,
+                                      llvm::ConstantArray::get(type, bytes),
+                                      absl::StrCat(options_.symbol_prefix, "_", what, "_batched"));
+    };
+    auto* plan_type = llvm::StructType::get(context, {i32, i32, ptr, ptr, ptr, ptr, ptr});
+    auto* plan = new llvm::GlobalVariable(
+        *module_, plan_type, true, llvm::GlobalValue::InternalLinkage,
+        llvm::ConstantStruct::get(
+            plan_type,
+            {llvm::ConstantInt::get(i32, lowered_.num_inputs),
+             llvm::ConstantInt::get(i32, lowered_.num_outputs),
+             EmitInfoTable("sample_input", 0, lowered_.num_inputs, nullptr),
+             EmitInfoTable("sample_output", lowered_.num_inputs, lowered_.num_outputs, nullptr),
+             flags(batch.inputs, "input"), flags(batch.outputs, "output"), entry_}),
+        absl::StrCat(options_.symbol_prefix, "_sample_plan"));
+    auto* run_type = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr}, false);
+    llvm::FunctionCallee per_sample = module_->getOrInsertFunction(
+        "kiln_rt_run_per_sample", llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr, ptr}, false));
+    auto* run = llvm::Function::Create(run_type, llvm::Function::ExternalLinkage,
+                                       absl::StrCat(options_.symbol_prefix, "_run_dynamic"), *module_);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", run));
+    b.CreateRet(b.CreateCall(per_sample, {plan, run->getArg(0), run->getArg(1), run->getArg(2),
+                                          run->getArg(3), run->getArg(4)}));
   }
 
   void EmitWorkspaceSize(int64_t bytes) {
@@ -629,6 +689,10 @@ class Builder {
 };
 
 }  // namespace
+
+std::string EntryName(const lower::LoweredModule& lowered, const std::string& prefix) {
+  return absl::StrCat(prefix, lowered.sample_batch ? "_run_sample" : "_run");
+}
 
 absl::StatusOr<BuiltModule> BuildModule(llvm::LLVMContext& context,
                                         const lower::LoweredModule& lowered,

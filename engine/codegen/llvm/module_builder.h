@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,6 +26,10 @@ struct BuiltModule {
   // The weights declared without their bytes, for DefineDeferredWeights.
   std::vector<DeferredWeight> deferred_weights;
 };
+
+// The symbol of main's entry: `<prefix>_run`, or for a model compiled per sample
+// (lowered.sample_batch) the internal `<prefix>_run_sample` that `<prefix>_run_dynamic` calls.
+std::string EntryName(const lower::LoweredModule& lowered, const std::string& prefix);
 
 // `module` settings (triple, data layout) are the caller's; this fills in the functions, with
 // debug info pointing into the printed loop IR when `source` is given and vector math through

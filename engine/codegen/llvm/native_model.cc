@@ -42,7 +42,10 @@ struct NativeModel::Impl {
   // What keeps the code loaded: the JIT, or (shared libraries) nothing, since they are
   // linked -z nodelete.
   std::unique_ptr<llvm::orc::LLJIT> jit;
+  // <prefix>_run, or for a model compiled per sample <prefix>_run_dynamic (the other null).
   int32_t (*run)(void* const*, void* const*, void*) = nullptr;
+  int32_t (*run_dynamic)(void* const*, const int64_t* const*, void**, int64_t* const*, void*) =
+      nullptr;
   int64_t workspace_bytes = 0;
   int num_inputs = 0;
   int num_outputs = 0;
@@ -64,14 +67,21 @@ absl::StatusOr<std::unique_ptr<NativeModel::Impl>> BindEntryPoints(
     const std::string& prefix, const std::function<absl::StatusOr<void*>(const std::string&)>& lookup) {
   auto impl = std::make_unique<NativeModel::Impl>();
   std::map<std::string, void*> found;
-  for (const char* suffix :
-       {"_run", "_workspace_size", "_num_inputs", "_num_outputs", "_input_info", "_output_info",
-        "_num_kernels", "_kernel_name"}) {
+  for (const char* suffix : {"_workspace_size", "_num_inputs", "_num_outputs", "_input_info",
+                             "_output_info", "_num_kernels", "_kernel_name"}) {
     absl::StatusOr<void*> address = lookup(absl::StrCat(prefix, suffix));
     if (!address.ok()) return address.status();
     found[suffix] = *address;
   }
-  impl->run = reinterpret_cast<int32_t (*)(void* const*, void* const*, void*)>(found["_run"]);
+  absl::StatusOr<void*> run = lookup(absl::StrCat(prefix, "_run"));
+  if (run.ok()) {
+    impl->run = reinterpret_cast<int32_t (*)(void* const*, void* const*, void*)>(*run);
+  } else {
+    absl::StatusOr<void*> run_dynamic = lookup(absl::StrCat(prefix, "_run_dynamic"));
+    if (!run_dynamic.ok()) return run.status();
+    impl->run_dynamic = reinterpret_cast<int32_t (*)(void* const*, const int64_t* const*, void**,
+                                                     int64_t* const*, void*)>(*run_dynamic);
+  }
   impl->workspace_bytes = reinterpret_cast<int64_t (*)()>(found["_workspace_size"])();
   impl->num_inputs = reinterpret_cast<int32_t (*)()>(found["_num_inputs"])();
   impl->num_outputs = reinterpret_cast<int32_t (*)()>(found["_num_outputs"])();
@@ -105,6 +115,7 @@ absl::StatusOr<std::unique_ptr<NativeModel>> NativeModel::Load(const NativeModul
   define("kiln_rt_free", &kiln_rt_free);
   define("kiln_rt_profile_enter", &kiln_rt_profile_enter);
   define("kiln_rt_profile_exit", &kiln_rt_profile_exit);
+  define("kiln_rt_run_per_sample", &kiln_rt_run_per_sample);
   if (llvm::Error error = library.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
     return absl::InternalError(ErrorText(std::move(error)));
   }
@@ -173,8 +184,10 @@ std::vector<TensorSignature> NativeModel::outputs() const {
 }
 
 int32_t NativeModel::RunRaw(void* const* inputs, void* const* outputs, void* workspace) const {
+  if (impl_->run == nullptr) return KILN_ERROR_SHAPE_MISMATCH;  // a per-sample model: RunDynamic
   return impl_->run(inputs, outputs, workspace);
 }
+bool NativeModel::per_sample() const { return impl_->run_dynamic != nullptr; }
 int64_t NativeModel::workspace_bytes() const { return impl_->workspace_bytes; }
 int NativeModel::num_inputs() const { return impl_->num_inputs; }
 int NativeModel::num_outputs() const { return impl_->num_outputs; }
@@ -209,6 +222,7 @@ absl::Status NativeModel::Run(const std::vector<loop::HostTensor*>& inputs,
     }
     return true;
   };
+  if (impl_->run_dynamic != nullptr) return RunPerSample(inputs, outputs);
   std::vector<void*> input_pointers, output_pointers;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (absl::Status s = check(impl_->input_info(static_cast<int32_t>(i)), *inputs[i]); !s.ok()) return s;
@@ -233,18 +247,75 @@ absl::Status NativeModel::Run(const std::vector<loop::HostTensor*>& inputs,
   }
   for (size_t i = 0; i < outputs.size(); ++i) output_pointers.push_back(impl_->output_buffers[i].get());
   int32_t status = impl_->run(input_pointers.data(), output_pointers.data(), impl_->workspace.get());
-  if (status == KILN_ERROR_SHAPE_MISMATCH) {
-    return absl::InvalidArgumentError(
-        "the model's run returned KILN_ERROR_SHAPE_MISMATCH: an input that decides a shape holds "
-        "a value other than the one the model's declared shapes were compiled for");
-  }
-  if (status != KILN_OK) {
-    return absl::InternalError(absl::StrCat("the model's run returned error ", status));
-  }
+  if (status != KILN_OK) return RunError(status);
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!outputs[i]->bytes.empty()) std::memcpy(outputs[i]->bytes.data(), output_pointers[i], outputs[i]->bytes.size());
   }
   return absl::OkStatus();
+}
+
+}  // namespace kiln::codegen
+
+namespace kiln::codegen {
+
+absl::Status NativeModel::RunPerSample(const std::vector<loop::HostTensor*>& inputs,
+                                       const std::vector<loop::HostTensor*>& outputs) {
+  // Inputs are copied to aligned buffers of this call's sizes; the run allocates the outputs.
+  std::vector<AlignedBuffer> input_buffers;
+  std::vector<void*> input_pointers;
+  std::vector<const int64_t*> input_shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const kiln_tensor_info* info = impl_->input_info(static_cast<int32_t>(i));
+    if (static_cast<int>(inputs[i]->dtype) != info->dtype ||
+        static_cast<int32_t>(inputs[i]->shape.size()) != info->ndim) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor ", info->name, ": the model wants ", DataTypeName(static_cast<DataType>(info->dtype)),
+          " of rank ", info->ndim, ", got ", DataTypeName(inputs[i]->dtype), " of rank ",
+          inputs[i]->shape.size()));
+    }
+    input_buffers.push_back(AllocateAligned(static_cast<int64_t>(inputs[i]->bytes.size())));
+    if (input_buffers.back() == nullptr) return absl::ResourceExhaustedError("allocating the inputs");
+    if (!inputs[i]->bytes.empty()) {
+      std::memcpy(input_buffers.back().get(), inputs[i]->bytes.data(), inputs[i]->bytes.size());
+    }
+    input_pointers.push_back(input_buffers.back().get());
+    input_shapes.push_back(inputs[i]->shape.data());
+  }
+  if (impl_->workspace == nullptr) impl_->workspace = AllocateAligned(impl_->workspace_bytes);
+  if (impl_->workspace == nullptr) return absl::ResourceExhaustedError("allocating the workspace");
+  std::vector<void*> output_pointers(outputs.size(), nullptr);
+  std::vector<std::vector<int64_t>> output_shapes;
+  std::vector<int64_t*> output_shape_pointers;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    output_shapes.emplace_back(impl_->output_info(static_cast<int32_t>(i))->ndim);
+    output_shape_pointers.push_back(output_shapes.back().data());
+  }
+  int32_t status = impl_->run_dynamic(input_pointers.data(), input_shapes.data(),
+                                      output_pointers.data(), output_shape_pointers.data(),
+                                      impl_->workspace.get());
+  if (status != KILN_OK) return RunError(status);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const kiln_tensor_info* info = impl_->output_info(static_cast<int32_t>(i));
+    *outputs[i] = loop::HostTensor::Zeros(static_cast<DataType>(info->dtype), output_shapes[i]);
+    if (!outputs[i]->bytes.empty()) {
+      std::memcpy(outputs[i]->bytes.data(), output_pointers[i], outputs[i]->bytes.size());
+    }
+    kiln_rt_free(output_pointers[i]);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NativeModel::RunError(int32_t status) {
+  if (status == KILN_ERROR_SHAPE_MISMATCH) {
+    return absl::InvalidArgumentError(
+        "the model's run returned KILN_ERROR_SHAPE_MISMATCH: an input's shape is not the model's, "
+        "or an input that decides a shape holds a value other than the one the model's declared "
+        "shapes were compiled for");
+  }
+  if (status == KILN_ERROR_OUT_OF_MEMORY) {
+    return absl::ResourceExhaustedError("the model's run could not allocate its outputs");
+  }
+  return absl::InternalError(absl::StrCat("the model's run returned error ", status));
 }
 
 }  // namespace kiln::codegen

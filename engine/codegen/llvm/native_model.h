@@ -39,7 +39,12 @@ class NativeModel {
   absl::Status Run(const std::vector<loop::HostTensor*>& inputs,
                    const std::vector<loop::HostTensor*>& outputs);
 
-  // The entry itself, for callers that own aligned buffers (benchmarks).
+  // A model compiled per sample (a symbolic batch dim): its signature has -1 for the batch,
+  // Run takes inputs of any batch and resizes `outputs` to the batch's shapes.
+  bool per_sample() const;
+
+  // The entry itself, for callers that own aligned buffers (benchmarks); a per-sample model
+  // has no `_run` and returns KILN_ERROR_SHAPE_MISMATCH.
   int32_t RunRaw(void* const* inputs, void* const* outputs, void* workspace) const;
   int64_t workspace_bytes() const;
   int num_inputs() const;
@@ -53,6 +58,9 @@ class NativeModel {
 
  private:
   explicit NativeModel(std::unique_ptr<Impl> impl);
+  absl::Status RunPerSample(const std::vector<loop::HostTensor*>& inputs,
+                            const std::vector<loop::HostTensor*>& outputs);
+  static absl::Status RunError(int32_t status);
   std::unique_ptr<Impl> impl_;
 };
 
