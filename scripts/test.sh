@@ -163,7 +163,7 @@ ctest_passed=$((ctest_total - ctest_failed))
 
 # lit: "  Label: N (P%)" per result code, labels and counts padded.
 lit_count() {
-  grep -E "^  $1 *: *[0-9]+" "$lit_log" | sed -E 's/.*: ([0-9]+).*/\1/' | tail -1 || true
+  grep -E "^  $1 *: *[0-9]+" "$lit_log" | sed -E 's/.*: *([0-9]+).*/\1/' | tail -1 || true
 }
 lit_passed=0 lit_failed=0 lit_skipped=0
 for label in 'Passed' 'Passed With Retry' 'Expectedly Failed'; do

@@ -67,12 +67,6 @@ absl::StatusOr<std::unique_ptr<NativeModel::Impl>> BindEntryPoints(
     const std::string& prefix, const std::function<absl::StatusOr<void*>(const std::string&)>& lookup) {
   auto impl = std::make_unique<NativeModel::Impl>();
   std::map<std::string, void*> found;
-  for (const char* suffix : {"_workspace_size", "_num_inputs", "_num_outputs", "_input_info",
-                             "_output_info", "_num_kernels", "_kernel_name"}) {
-    absl::StatusOr<void*> address = lookup(absl::StrCat(prefix, suffix));
-    if (!address.ok()) return address.status();
-    found[suffix] = *address;
-  }
   absl::StatusOr<void*> run = lookup(absl::StrCat(prefix, "_run"));
   if (run.ok()) {
     impl->run = reinterpret_cast<int32_t (*)(void* const*, void* const*, void*)>(*run);
@@ -81,6 +75,12 @@ absl::StatusOr<std::unique_ptr<NativeModel::Impl>> BindEntryPoints(
     if (!run_dynamic.ok()) return run.status();
     impl->run_dynamic = reinterpret_cast<int32_t (*)(void* const*, const int64_t* const*, void**,
                                                      int64_t* const*, void*)>(*run_dynamic);
+  }
+  for (const char* suffix : {"_workspace_size", "_num_inputs", "_num_outputs", "_input_info",
+                             "_output_info", "_num_kernels", "_kernel_name"}) {
+    absl::StatusOr<void*> address = lookup(absl::StrCat(prefix, suffix));
+    if (!address.ok()) return address.status();
+    found[suffix] = *address;
   }
   impl->workspace_bytes = reinterpret_cast<int64_t (*)()>(found["_workspace_size"])();
   impl->num_inputs = reinterpret_cast<int32_t (*)()>(found["_num_inputs"])();
