@@ -67,9 +67,11 @@ def main():
     work = tempfile.mkdtemp(prefix="kiln-batch-")
     zoo = run([sys.executable, os.path.join(HERE, "model_zoo.py"), work] + names)
     env = dict(os.environ, NODE_PATH=os.path.join(ort_dir, "node_modules"))
-    print(f"batch {batch}, one thread each")
+    print(f"batch {batch}; one thread, and two (2t: the per-sample run puts one sample on each "
+          f"thread, the fixed batch splits each kernel's parallel loops)")
     print(f"{'model':<13} {'per-sample ms':>13} {'fixed ms':>9} {'1 sample ms':>11} {'ort ms':>8} "
-          f"{'/fixed':>7} {'/ort':>6} {'/(B x 1)':>8} {'max rel err':>11}")
+          f"{'/fixed':>7} {'/ort':>6} {'/(B x 1)':>8} {'2t ms':>7} {'fixed 2t':>8} {'2t/1t':>6} "
+          f"{'max rel err':>11}")
     for line in zoo.split("\n"):
         if not line.strip():
             continue
@@ -86,9 +88,14 @@ def main():
         np.save(os.path.join(work, name + ".one.npy"), x[:1])
         out_dir = os.path.join(work, name + ".out")
         fixed_shape = "input=" + "x".join(str(d) for d in shape)
-        per_sample_ms = fixed_ms = one_ms = ort_ms = math.inf
+        per_sample_ms = fixed_ms = one_ms = ort_ms = two_ms = fixed_two_ms = math.inf
         for _ in range(rounds):
-            common = [f"--benchmark={runs}", "--threads=1"]
+            # No per-kernel timing: its counters would make samples run one at a time.
+            common = [f"--benchmark={runs}", "--threads=1", "--kernel_profile=false"]
+            two = [f"--benchmark={runs}", "--threads=2", "--kernel_profile=false"]
+            two_ms = min(two_ms, median_ms(run([kiln_run, model, f"--input={input_file}"] + two)))
+            fixed_two_ms = min(fixed_two_ms, median_ms(run(
+                [kiln_run, model, f"--input={input_file}", f"--input_shape={fixed_shape}"] + two)))
             per_sample_ms = min(per_sample_ms, median_ms(run(
                 [kiln_run, model, f"--input={input_file}", f"--output_dir={out_dir}"] + common)))
             fixed_ms = min(fixed_ms, median_ms(run(
@@ -104,7 +111,8 @@ def main():
         error = float(np.abs(ours - reference).max() / scale) if ours.size == reference.size else math.inf
         print(f"{name:<13} {per_sample_ms:13.2f} {fixed_ms:9.2f} {one_ms:11.2f} {ort_ms:8.2f} "
               f"{per_sample_ms / fixed_ms:7.2f} {per_sample_ms / ort_ms:6.2f} "
-              f"{per_sample_ms / (batch * one_ms):8.2f} {error:11.2e}", flush=True)
+              f"{per_sample_ms / (batch * one_ms):8.2f} {two_ms:7.2f} {fixed_two_ms:8.2f} "
+              f"{per_sample_ms / two_ms:6.2f} {error:11.2e}", flush=True)
 
 
 if __name__ == "__main__":

@@ -93,7 +93,9 @@ void kiln_rt_free(void* pointer);
 
 /* One sample's program and signature, which P_run_dynamic hands to kiln_rt_run_per_sample (code
  * Kiln generates calls it; see P_run_dynamic above). `inputs` and `outputs` describe one sample
- * (the batch axis 1); a tensor whose flag is 0 is the same for every sample. */
+ * (the batch axis 1); a tensor whose flag is 0 is the same for every sample. With T threads
+ * (kiln_rt_set_num_threads) and a batch of at least T, up to 8 samples run at once, one per
+ * thread, on workspaces the run allocates besides the caller's. */
 typedef struct kiln_sample_plan {
   int32_t num_inputs;
   int32_t num_outputs;
@@ -102,6 +104,8 @@ typedef struct kiln_sample_plan {
   const uint8_t* input_batched;
   const uint8_t* output_batched;
   int32_t (*run_sample)(void* const* inputs, void* const* outputs, void* workspace);
+  int64_t workspace_bytes; /* P_workspace_size(): each thread running samples gets one */
+  int32_t profiled;        /* compiled with kernel profiling: samples run one at a time */
 } kiln_sample_plan;
 int32_t kiln_rt_run_per_sample(const kiln_sample_plan* plan, void* const* inputs,
                                const int64_t* const* input_shapes, void** outputs,

@@ -32,6 +32,9 @@
 ABSL_FLAG(std::vector<std::string>, input, {},
           "input tensor files (.npy or ONNX TensorProto .pb), in the model's input order "
           "(comma-separated or repeated); without them, deterministic pseudo-random inputs");
+ABSL_FLAG(bool, kernel_profile, true,
+          "with --benchmark: compile with per-kernel timing (two runtime calls per kernel; a "
+          "model compiled per sample then runs its samples one at a time)");
 ABSL_FLAG(int64_t, batch, 1,
           "the batch of pseudo-random inputs for a model compiled per sample (a symbolic batch "
           "dim; input files may have any batch)");
@@ -180,7 +183,8 @@ int main(int argc, char** argv) {
     if (backend == kiln::driver::Backend::kNative) {
       options.codegen = kiln::driver::HostCodegenOptions();
       // Per-kernel times for --benchmark: two runtime calls around each kernel.
-      options.codegen->profile_kernels = absl::GetFlag(FLAGS_benchmark) > 0;
+      options.codegen->profile_kernels =
+          absl::GetFlag(FLAGS_benchmark) > 0 && absl::GetFlag(FLAGS_kernel_profile);
       int footprint_mib = absl::GetFlag(FLAGS_weight_prefetch_footprint_mib);
       options.codegen->weight_prefetch_footprint_bytes = footprint_mib < 0 ? -1 : int64_t{footprint_mib} << 20;
     }
@@ -282,7 +286,7 @@ int main(int argc, char** argv) {
     std::printf("benchmark: %d runs, %d threads: median %.3f ms, p90 %.3f ms, min %.3f ms\n", n,
                 kiln_rt_num_threads(), ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)],
                 ms.front());
-    if (native && compiled) {
+    if (native && compiled && absl::GetFlag(FLAGS_kernel_profile)) {
       PrintKernelTimes(native->kernel_names(), kiln::driver::KernelFlopsByName(*compiled), n,
                        absl::GetFlag(FLAGS_peak_gflops), absl::GetFlag(FLAGS_top_kernels));
     }

@@ -626,7 +626,8 @@ class Builder {
                                       llvm::ConstantArray::get(type, bytes),
                                       absl::StrCat(options_.symbol_prefix, "_", what, "_batched"));
     };
-    auto* plan_type = llvm::StructType::get(context, {i32, i32, ptr, ptr, ptr, ptr, ptr});
+    auto* i64 = llvm::Type::getInt64Ty(context);
+    auto* plan_type = llvm::StructType::get(context, {i32, i32, ptr, ptr, ptr, ptr, ptr, i64, i32});
     auto* plan = new llvm::GlobalVariable(
         *module_, plan_type, true, llvm::GlobalValue::InternalLinkage,
         llvm::ConstantStruct::get(
@@ -635,7 +636,9 @@ class Builder {
              llvm::ConstantInt::get(i32, lowered_.num_outputs),
              EmitInfoTable("sample_input", 0, lowered_.num_inputs, nullptr),
              EmitInfoTable("sample_output", lowered_.num_inputs, lowered_.num_outputs, nullptr),
-             flags(batch.inputs, "input"), flags(batch.outputs, "output"), entry_}),
+             flags(batch.inputs, "input"), flags(batch.outputs, "output"), entry_,
+             llvm::ConstantInt::get(i64, static_cast<uint64_t>(scratch_base_ + max_scratch_bytes_)),
+             llvm::ConstantInt::get(i32, options_.profile_kernels ? 1 : 0)}),
         absl::StrCat(options_.symbol_prefix, "_sample_plan"));
     auto* run_type = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr}, false);
     llvm::FunctionCallee per_sample = module_->getOrInsertFunction(

@@ -10,6 +10,7 @@
 #include <map>
 #include <vector>
 
+#include "engine/runtime/kiln_runtime.h"
 #include "tests/unit/driver/run_all_backends.h"
 #include "tests/unit/frontend/onnx_builder.h"
 
@@ -69,20 +70,26 @@ std::string RowSumModel() {
   return b.Bytes();
 }
 
+// Rows of 8 bytes: every sample goes through an aligned copy. Natively on 1 thread (one sample
+// at a time), 2 (two samples at once, the third alone) and 3 (three at once, one per thread).
 TEST(SampleBatchTest, ABatchOfRowsRunsPerSampleOnAnyBatch) {
   absl::StatusOr<CompileResult> compiled = Compile(RowSumModel());
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   ASSERT_TRUE(compiled->lowered->sample_batch.has_value());
   EXPECT_EQ(compiled->lowered->sample_batch->symbol, "N");
-  for (bool native : {false, true}) {
-    absl::StatusOr<Outputs> three = RunOn(*compiled, {Floats({3, 2}, {1, 2, 3, 4, 5, 6})}, native);
-    ASSERT_TRUE(three.ok()) << three.status();
-    EXPECT_THAT(three->shapes[0], ElementsAre(3));
-    EXPECT_THAT(three->values[0], ElementsAre(8, 16, 24));  // 3 + 5, 7 + 9, 11 + 13
-    absl::StatusOr<Outputs> none = RunOn(*compiled, {Floats({0, 2}, {})}, native);
-    ASSERT_TRUE(none.ok()) << none.status();
-    EXPECT_THAT(none->shapes[0], ElementsAre(0));
+  for (int threads : {1, 2, 3}) {
+    kiln_rt_set_num_threads(threads);
+    for (bool native : {false, true}) {
+      absl::StatusOr<Outputs> three = RunOn(*compiled, {Floats({3, 2}, {1, 2, 3, 4, 5, 6})}, native);
+      ASSERT_TRUE(three.ok()) << three.status();
+      EXPECT_THAT(three->shapes[0], ElementsAre(3));
+      EXPECT_THAT(three->values[0], ElementsAre(8, 16, 24));  // 3 + 5, 7 + 9, 11 + 13
+      absl::StatusOr<Outputs> none = RunOn(*compiled, {Floats({0, 2}, {})}, native);
+      ASSERT_TRUE(none.ok()) << none.status();
+      EXPECT_THAT(none->shapes[0], ElementsAre(0));
+    }
   }
+  kiln_rt_set_num_threads(0);
 }
 
 // conv 3x3 (2 -> 3 channels) + relu -> global average pool -> flatten -> gemm (3 -> 4) + a
@@ -122,6 +129,7 @@ TEST(SampleBatchTest, APerSampleNetworkMatchesTheNetworkCompiledForThatBatch) {
   EXPECT_THAT(dynamic->lowered->sample_batch->inputs, ElementsAre(true, false));
   EXPECT_THAT(dynamic->lowered->sample_batch->outputs, ElementsAre(true, false));
   loop::HostTensor offset = Floats({4}, {0.5, -0.25, 0, 1});
+  kiln_rt_set_num_threads(2);  // a batch of 3: two samples at once, then one with parallel kernels
   for (int64_t batch : {1, 3}) {
     std::vector<double> x;
     for (int64_t i = 0; i < batch * 2 * 5 * 5; ++i) x.push_back(std::sin(0.37 * i) * 2);
@@ -143,6 +151,7 @@ TEST(SampleBatchTest, APerSampleNetworkMatchesTheNetworkCompiledForThatBatch) {
       }
     }
   }
+  kiln_rt_set_num_threads(0);
 }
 
 TEST(SampleBatchTest, InputsThatAreNotTheModelsShapeFailTheRunOnBothBackends) {
