@@ -69,6 +69,11 @@ std::string MetadataJson(const driver::CompileResult& result, const std::string&
       constant_bytes += static_cast<int64_t>(data->bytes.size());
     }
     json["constants"] = {{"count", result.lowered->constants.size()}, {"bytes", constant_bytes}};
+    if (result.lowered->sample_batch) {
+      // The object exports <prefix>_run_dynamic (docs/native-code.md), not <prefix>_run.
+      json["per_sample"] = {{"batch_dim", result.lowered->sample_batch->symbol},
+                            {"entry", "run_dynamic"}};
+    }
   }
   if (result.native) {
     const codegen::NativeModule& native = *result.native;
@@ -108,6 +113,20 @@ v1::ModelSignature ModelSignatureOf(const driver::CompileResult& result) {
   }
   Type ret = main->ret_type ? main->ret_type : main->body->checked_type;
   AddTensorSignatures("output", ret, signature.mutable_outputs());
+  // A model compiled per sample: main is one sample's, the batch is known only at run time.
+  if (result.lowered && result.lowered->sample_batch) {
+    const lower::SampleBatch& batch = *result.lowered->sample_batch;
+    auto mark = [](const std::vector<bool>& batched, auto* tensors) {
+      if (static_cast<int>(batched.size()) != tensors->size()) return;
+      for (int i = 0; i < tensors->size(); ++i) {
+        if (batched[static_cast<size_t>(i)] && tensors->Get(i).shape_size() > 0) {
+          tensors->Mutable(i)->set_shape(0, -1);
+        }
+      }
+    };
+    mark(batch.inputs, signature.mutable_inputs());
+    mark(batch.outputs, signature.mutable_outputs());
+  }
   return signature;
 }
 

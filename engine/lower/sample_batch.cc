@@ -196,7 +196,10 @@ class SampleBatchChecker {
     const OpEntry* entry = OpRegistry::Global().FindCallee(call->op);
     if (entry == nullptr) return Refuse(call, "a call of a function on values that vary by sample");
     if (entry->stateful) return Refuse(call, "a stateful op on values that vary by sample");
-    if (!AllBatched(result)) return Refuse(call, "its result does not keep the batch on axis 0");
+    if (!AllBatched(result)) {
+      return Refuse(call, absl::StrCat("its result ", DescribeType(result),
+                                       " does not keep the batch on axis 0"));
+    }
     if (std::optional<std::string> why = PerSampleViolation(call, *entry)) return Refuse(call, *why);
     return absl::OkStatus();
   }

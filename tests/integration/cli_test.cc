@@ -165,8 +165,13 @@ TEST_F(KilnCliTest, ASymbolicBatchCompilesPerSampleAndRunsAnyBatchFromC) {
   const std::string path = (dir_ / "batch.onnx").string();
   std::ofstream(path, std::ios::binary) << BatchRowSumModel();
   const std::filesystem::path out = dir_ / "batch";
-  CliRun run = Kiln("compile " + path + " --artifacts=object,header --out=" + out.string() + server_);
+  CliRun run = Kiln("compile " + path + " --artifacts=object,header,metadata --out=" + out.string() +
+                    server_);
   ASSERT_EQ(run.exit_code, 0) << run.output;
+  nlohmann::json metadata = nlohmann::json::parse(std::ifstream(out / "model.metadata.json"));
+  EXPECT_EQ(metadata["signature"]["inputs"][0]["shape"], nlohmann::json::array({-1, 2})) << metadata;
+  EXPECT_EQ(metadata["signature"]["outputs"][0]["shape"], nlohmann::json::array({-1})) << metadata;
+  EXPECT_EQ(metadata["per_sample"]["batch_dim"], "N") << metadata;
   std::stringstream header;
   header << std::ifstream(out / "kiln_model.h").rdbuf();
   EXPECT_NE(header.str().find("int32_t kiln_model_run_dynamic("), std::string::npos) << header.str();

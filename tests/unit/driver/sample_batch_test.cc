@@ -188,7 +188,7 @@ TEST(SampleBatchTest, ModelsThatMixSamplesAreCompileErrorsNamingTheNode) {
        "nn.softmax (si=mixer): it works along the batch axis: it does not compute each sample of "
        "batch dimension N on its own"},
       {MixingModel("ReduceMax", [](onnx::NodeProto& n) { OnnxModelBuilder::IntsAttr(n, "axes", {0}); }),
-       "(si=mixer): its result does not keep the batch on axis 0"},
+       "max (si=mixer): its result (1, 3) does not keep the batch on axis 0"},
       {MixingModel("Transpose", [](onnx::NodeProto&) {}),
        "transpose (si=mixer): the value has type (3, N): dimension N on axis 1"},
       {MixingModel("Relu", [](onnx::NodeProto&) {}, {"", "L"}, {2, -1}),

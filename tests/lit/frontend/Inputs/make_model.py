@@ -167,9 +167,52 @@ def undeclared_reshape():
     return model
 
 
+def attention_batch():
+    # A self-attention block as torch.onnx.export writes it with dynamic_axes={"x": {0: "batch"}}:
+    # the head split and merge reshape to shapes built from Shape(x)[0].
+    rng = np.random.default_rng(3)
+    length, width, heads = 16, 32, 4
+
+    def w(name, *shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32), name)
+
+    def ints(name, values):
+        return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+    inits = [w("wq", width, width), w("wk", width, width), w("wv", width, width),
+             w("wo", width, width), w("gamma", width), w("beta", width), ints("zero", [0]),
+             ints("split_tail", [length, heads, width // heads]), ints("merge_tail", [length, width]),
+             numpy_helper.from_array(np.array((width // heads) ** -0.5, np.float32), "scale")]
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["s"], name="/shape"),
+             n("Gather", ["s", "zero"], ["nb"], axis=0, name="/batch"),
+             n("Concat", ["nb", "split_tail"], ["split_shape"], axis=0, name="/split_shape"),
+             n("Concat", ["nb", "merge_tail"], ["merge_shape"], axis=0, name="/merge_shape")]
+    for p in "qkv":
+        nodes += [n("MatMul", ["x", "w" + p], [p], name=f"/{p}/MatMul"),
+                  n("Reshape", [p, "split_shape"], [p + "r"], name=f"/{p}/Reshape"),
+                  n("Transpose", [p + "r"], [p + "t"], perm=[0, 2, 3, 1] if p == "k" else [0, 2, 1, 3],
+                    name=f"/{p}/Transpose")]
+    nodes += [n("MatMul", ["qt", "kt"], ["scores"], name="/scores"),
+              n("Mul", ["scores", "scale"], ["scaled"], name="/scaled"),
+              n("Softmax", ["scaled"], ["probs"], axis=-1, name="/softmax"),
+              n("MatMul", ["probs", "vt"], ["context"], name="/context"),
+              n("Transpose", ["context"], ["merged"], perm=[0, 2, 1, 3], name="/merge/Transpose"),
+              n("Reshape", ["merged", "merge_shape"], ["flat"], name="/merge/Reshape"),
+              n("MatMul", ["flat", "wo"], ["o"], name="/out/MatMul"),
+              n("Add", ["o", "x"], ["residual"], name="/residual"),
+              n("LayerNormalization", ["residual", "gamma", "beta"], ["y"], axis=-1, name="/norm"),
+              n("ReduceMean", ["y"], ["pooled"], axes=[1], keepdims=0, name="/pool")]
+    graph = helper.make_graph(
+        nodes, "attention", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", length, width])],
+        [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", width])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
 MODELS = {"expanded_activations": expanded_activations, "unsupported": unsupported,
           "encoder": encoder, "cnn": cnn, "sequence_input": sequence_input,
           "declared_reshape": declared_reshape, "undeclared_reshape": undeclared_reshape,
+          "attention_batch": attention_batch,
           "optional_input": optional_input}
 
 if __name__ == "__main__":
