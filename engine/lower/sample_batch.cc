@@ -357,6 +357,13 @@ class SampleBatchChecker {
         return "it contracts the batch axis";
       }
       if (IsBatched(b) && (b->shape.size() != rank || rank < 3)) return "it contracts the batch axis";
+      // A shared operand lined up with the batch axis must broadcast along it.
+      for (const TensorTypeNode* shared : {a, b}) {
+        if (!IsBatched(shared) && shared->shape.size() == rank && rank >= 3 &&
+            !(shared->shape[0].is_static() && shared->shape[0].value == 1)) {
+          return "an operand that does not broadcast along the batch axis";
+        }
+      }
       return std::nullopt;
     }
     if (name == "reverse_sequence") {

@@ -77,7 +77,7 @@ static int32_t run_sample(sample_run* run, int32_t slot, int64_t n) {
     const kiln_tensor_info* info = tensor_info(run, t);
     char* base = (char*)(t < num_inputs ? run->inputs[t] : run->outputs[t - num_inputs]);
     if (!tensor_batched(run, t)) {
-      slices[t] = base;
+      slices[t] = stage[t] != NULL ? stage[t] : base; /* an output other slots write and drop */
     } else if (stage[t] != NULL) {
       if (t < num_inputs && run->batch > 0) {
         memcpy(stage[t], base + n * info->bytes, (size_t)info->bytes);
@@ -90,7 +90,7 @@ static int32_t run_sample(sample_run* run, int32_t slot, int64_t n) {
   int32_t status = run->plan->run_sample(slices, slices + num_inputs, run->workspaces[slot]);
   if (status != KILN_OK) return status;
   for (int32_t t = num_inputs; t < run->count; ++t) {
-    if (stage[t] != NULL && run->batch > 0) {
+    if (stage[t] != NULL && tensor_batched(run, t) && run->batch > 0) {
       const int64_t bytes = tensor_info(run, t)->bytes;
       memcpy((char*)run->outputs[t - num_inputs] + n * bytes, stage[t], (size_t)bytes);
     }
@@ -175,8 +175,12 @@ int32_t kiln_rt_run_per_sample(const kiln_sample_plan* plan, void* const* inputs
       for (int32_t d = 0; d < info->ndim; ++d) shape[d] = info->shape[d];
       if (batched) shape[0] = batch;
     }
-    if (batched && (bytes % KILN_ALIGNMENT != 0 || batch == 0)) {
-      for (int32_t s = 0; s < run.slots; ++s) {
+    /* Batched slices that are not aligned (or an empty batch) go through copies; an output
+     * without the batch is written by slot 0 only, the other slots' copies of it dropped, so
+     * no two threads write one buffer. */
+    const int staged = batched ? (bytes % KILN_ALIGNMENT != 0 || batch == 0) : t >= num_inputs;
+    if (staged) {
+      for (int32_t s = batched ? 0 : 1; s < run.slots; ++s) {
         void* copy = kiln_rt_alloc(bytes);
         if (copy == NULL) {
           run.status = KILN_ERROR_OUT_OF_MEMORY;
