@@ -2,10 +2,12 @@
 #include "engine/driver/driver.h"
 
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "engine/codegen/llvm/shared_library.h"
 #include "engine/lower/kernel_flops.h"
 #include "engine/lower/kernel_selector.h"
@@ -93,6 +95,31 @@ double Lap(std::chrono::steady_clock::time_point* start) {
   double seconds = std::chrono::duration<double>(now - *start).count();
   *start = now;
   return seconds;
+}
+
+// Main's inputs then its outputs as "input 'x': float32[1, 3]", with the batch symbol read as 1:
+// what a per-sample model's one-sample import must give.
+std::vector<std::string> OneSampleSignature(const FunctionNode& main, const std::string& symbol) {
+  std::vector<std::string> out;
+  std::function<void(const std::string&, const Type&)> add = [&](const std::string& what,
+                                                                  const Type& type) {
+    if (const auto* tuple = type.as<TupleTypeNode>()) {
+      for (const Type& field : tuple->fields) add(what, field);
+      return;
+    }
+    const auto* tensor = type.as<TensorTypeNode>();
+    std::vector<std::string> dims;
+    for (size_t d = 0; tensor != nullptr && d < tensor->shape.size(); ++d) {
+      const Dim& dim = tensor->shape[d];
+      dims.push_back(dim.is_static() ? absl::StrCat(dim.value) : dim.symbol == symbol ? "1" : "?");
+    }
+    out.push_back(tensor == nullptr ? what + ": not a tensor"
+                                    : absl::StrCat(what, ": ", DataTypeName(tensor->dtype), "[",
+                                                   absl::StrJoin(dims, ", "), "]"));
+  };
+  for (const Var& param : main.params) add("input '" + param->name_hint + "'", param->type_annotation);
+  add("an output", main.body->checked_type);
+  return out;
 }
 
 absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOptions& options,
@@ -228,6 +255,7 @@ absl::StatusOr<CompileResult> CompileOnnx(std::string_view model_bytes,
   if (!*sample_batch) return CompileWithBudget(*module, options, std::move(budget), failure, Lap(&start));
   OnnxImportOptions one_sample = import;
   const auto* main = (*module)->Lookup("main").as<FunctionNode>();
+  const std::vector<std::string> expected = OneSampleSignature(*main, (**sample_batch).symbol);
   for (size_t i = 0; i < main->params.size(); ++i) {
     if (!(**sample_batch).inputs[i]) continue;
     std::vector<int64_t> shape{1};
@@ -242,6 +270,22 @@ absl::StatusOr<CompileResult> CompileOnnx(std::string_view model_bytes,
   one_sample.budget = budget.get();
   module = ImportOnnxModel(model_bytes, one_sample);
   if (!module.ok()) return Fail(CompileStage::kImport, module.status(), failure);
+  // An import step that treats a batch of 1 differently (a Squeeze without axes) would change
+  // what one sample's program takes or gives: refused rather than compiled wrong.
+  const std::vector<std::string> got =
+      OneSampleSignature(*(*module)->Lookup("main").as<FunctionNode>(), (**sample_batch).symbol);
+  if (got != expected) {
+    size_t k = 0;
+    while (k < got.size() && k < expected.size() && got[k] == expected[k]) ++k;
+    return Fail(CompileStage::kImport,
+                absl::UnimplementedError(absl::StrCat(
+                    "compiling per sample (batch dimension ", (**sample_batch).symbol,
+                    "): the model imported for one sample has ",
+                    k < got.size() ? got[k] : "nothing", " where the model with ",
+                    (**sample_batch).symbol, " = 1 has ", k < expected.size() ? expected[k] : "nothing",
+                    " (an op treats a batch of 1 differently); give the inputs fixed shapes")),
+                failure);
+  }
   return CompileWithBudget(*module, options, std::move(budget), failure, Lap(&start),
                            std::move(*sample_batch));
 }

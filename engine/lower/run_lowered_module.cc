@@ -102,7 +102,11 @@ absl::Status RunPerSample(const LoweredModule& lowered, const std::vector<loop::
   std::vector<loop::HostTensor*> in, out;
   for (loop::HostTensor& tensor : sample_inputs) in.push_back(&tensor);
   for (loop::HostTensor& tensor : sample_outputs) out.push_back(&tensor);
-  for (int64_t n = 0; n < std::max<int64_t>(samples, 1); ++n) {
+  // An empty batch runs one sample of zeros only for the outputs every sample shares.
+  bool shared_outputs = false;
+  for (bool batched : batch.outputs) shared_outputs = shared_outputs || !batched;
+  const int64_t runs = samples == 0 ? (shared_outputs ? 1 : 0) : samples;
+  for (int64_t n = 0; n < runs; ++n) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       size_t bytes = slice_bytes(main->param_buffer(i));
       if (!batch.inputs[i]) {

@@ -233,6 +233,11 @@ class SampleBatchChecker {
     }
     // Rearrangements that never move axis 0 to another place (the result's axis 0 is the
     // batch, so it stayed): a sample's elements stay that sample's.
+    if (name == "squeeze") {
+      // Without axes it drops every extent-1 axis: the batch too, when a sample is compiled.
+      std::optional<std::vector<int64_t>> axes = IntsOf(call, entry, "axis");
+      if (!axes || axes->empty()) return "it squeezes every axis of extent 1, the batch's included";
+    }
     if (name == "reshape" || name == "squeeze" || name == "expand_dims" || name == "one_hot" ||
         name == "nn.depth_to_space" || name == "nn.space_to_depth" || name == "image.resize1d" ||
         name == "image.resize2d" || name == "image.resize3d") {

@@ -119,21 +119,30 @@ int32_t kiln_rt_run_per_sample(const kiln_sample_plan* plan, void* const* inputs
                                const int64_t* const* input_shapes, void** outputs,
                                int64_t* const* output_shapes, void* workspace) {
   const int32_t num_inputs = plan->num_inputs, num_outputs = plan->num_outputs;
-  if (inputs == NULL || input_shapes == NULL || outputs == NULL || output_shapes == NULL ||
-      workspace == NULL) {
+  /* The workspace is checked by the sample program, as P_run checks it. A scalar's shape
+   * pointer may be NULL; so may a batched input's data when the batch is empty. */
+  if (inputs == NULL || input_shapes == NULL || outputs == NULL || output_shapes == NULL) {
     return KILN_ERROR_NULL_BUFFER;
   }
-  if (misaligned(workspace)) return KILN_ERROR_MISALIGNED_BUFFER;
   for (int32_t i = 0; i < num_inputs; ++i) {
-    if (inputs[i] == NULL || input_shapes[i] == NULL) return KILN_ERROR_NULL_BUFFER;
-    if (misaligned(inputs[i])) return KILN_ERROR_MISALIGNED_BUFFER;
+    if (input_shapes[i] == NULL && plan->inputs[i].ndim > 0) return KILN_ERROR_NULL_BUFFER;
   }
   for (int32_t o = 0; o < num_outputs; ++o) {
-    if (output_shapes[o] == NULL) return KILN_ERROR_NULL_BUFFER;
+    if (output_shapes[o] == NULL && plan->outputs[o].ndim > 0) return KILN_ERROR_NULL_BUFFER;
     outputs[o] = NULL;
   }
   const int64_t batch = batch_of(plan, input_shapes);
   if (batch < 0) return KILN_ERROR_SHAPE_MISMATCH;
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    if (plan->input_batched[i] && batch == 0) continue;
+    if (inputs[i] == NULL) return KILN_ERROR_NULL_BUFFER;
+    if (misaligned(inputs[i])) return KILN_ERROR_MISALIGNED_BUFFER;
+  }
+  /* An empty batch runs one sample of zeros only for outputs every sample shares (they do not
+   * depend on the batched inputs). */
+  int shared_outputs = 0;
+  for (int32_t o = 0; o < num_outputs; ++o) shared_outputs |= !plan->output_batched[o];
+  const int64_t runs = batch == 0 ? shared_outputs : batch;
 
   sample_run run = {plan, inputs, outputs, batch, num_inputs + num_outputs, 1, NULL, NULL, NULL,
                     KILN_OK};
@@ -173,6 +182,10 @@ int32_t kiln_rt_run_per_sample(const kiln_sample_plan* plan, void* const* inputs
       }
       int64_t* shape = output_shapes[t - num_inputs];
       for (int32_t d = 0; d < info->ndim; ++d) shape[d] = info->shape[d];
+      if (batched && info->ndim == 0) {
+        run.status = KILN_ERROR_SHAPE_MISMATCH; /* never generated: a batched tensor has axis 0 */
+        goto done;
+      }
       if (batched) shape[0] = batch;
     }
     /* Batched slices that are not aligned (or an empty batch) go through copies; an output
@@ -194,7 +207,7 @@ int32_t kiln_rt_run_per_sample(const kiln_sample_plan* plan, void* const* inputs
 
   if (run.slots > 1) kiln_rt_parallel_for(run.slots, run_slots, &run);
   const int64_t first = run.slots > 1 ? batch - batch % run.slots : 0;
-  for (int64_t n = first; run.status == KILN_OK && n < (batch == 0 ? 1 : batch); ++n) {
+  for (int64_t n = first; run.status == KILN_OK && n < runs; ++n) {
     run.status = run_sample(&run, 0, n);
   }
 

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -287,7 +288,7 @@ absl::Status NativeModel::RunPerSample(const std::vector<loop::HostTensor*>& inp
   std::vector<std::vector<int64_t>> output_shapes;
   std::vector<int64_t*> output_shape_pointers;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    output_shapes.emplace_back(impl_->output_info(static_cast<int32_t>(i))->ndim);
+    output_shapes.emplace_back(std::max(impl_->output_info(static_cast<int32_t>(i))->ndim, 1));
     output_shape_pointers.push_back(output_shapes.back().data());
   }
   int32_t status = impl_->run_dynamic(input_pointers.data(), input_shapes.data(),
@@ -296,6 +297,7 @@ absl::Status NativeModel::RunPerSample(const std::vector<loop::HostTensor*>& inp
   if (status != KILN_OK) return RunError(status);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const kiln_tensor_info* info = impl_->output_info(static_cast<int32_t>(i));
+    output_shapes[i].resize(static_cast<size_t>(info->ndim));
     *outputs[i] = loop::HostTensor::Zeros(static_cast<DataType>(info->dtype), output_shapes[i]);
     if (!outputs[i]->bytes.empty()) {
       std::memcpy(outputs[i]->bytes.data(), output_pointers[i], outputs[i]->bytes.size());

@@ -165,6 +165,25 @@ TEST(SampleBatchTest, InputsThatAreNotTheModelsShapeFailTheRunOnBothBackends) {
   }
 }
 
+// A scalar input shared by every sample (its shape pointer is NULL in the C ABI's terms).
+TEST(SampleBatchTest, AScalarInputIsSharedByEverySample) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {-1, 2}, onnx::TensorProto::FLOAT, {"N"});
+  b.Input("scale", {});
+  b.Output("y");
+  b.Node("Mul", {"x", "scale"}, {"y"}, "scaled");
+  absl::StatusOr<CompileResult> compiled = Compile(b.Bytes());
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_THAT(compiled->lowered->sample_batch->inputs, ElementsAre(true, false));
+  for (bool native : {false, true}) {
+    absl::StatusOr<Outputs> got =
+        RunOn(*compiled, {Floats({2, 2}, {1, 2, 3, 4}), Floats({}, {0.5})}, native);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_THAT(got->shapes[0], ElementsAre(2, 2));
+    EXPECT_THAT(got->values[0], ElementsAre(0.5, 1, 1.5, 2));
+  }
+}
+
 // One-node models over x[N, 3] whose node mixes the samples.
 std::string MixingModel(const std::string& op, const std::function<void(onnx::NodeProto&)>& attrs,
                         std::vector<std::string> symbols = {"N"}, std::vector<int64_t> dims = {-1, 3}) {
@@ -191,6 +210,9 @@ TEST(SampleBatchTest, ModelsThatMixSamplesAreCompileErrorsNamingTheNode) {
        "max (si=mixer): its result (1, 3) does not keep the batch on axis 0"},
       {MixingModel("Transpose", [](onnx::NodeProto&) {}),
        "transpose (si=mixer): the value has type (3, N): dimension N on axis 1"},
+      // Compiled for one sample, a Squeeze without axes would drop the batch axis too.
+      {MixingModel("Squeeze", [](onnx::NodeProto&) {}, {"N"}, {-1, 1, 3}),
+       "squeeze (si=mixer): it squeezes every axis of extent 1, the batch's included"},
       {MixingModel("Relu", [](onnx::NodeProto&) {}, {"", "L"}, {2, -1}),
        "input 'x' has type (2, L): dimension L on axis 1 is known only at run time"},
   };
