@@ -28,7 +28,9 @@
  *                         void** outputs, int64_t* const* output_shapes, void* workspace);
  *
  * input_shapes[i] holds input i's ndim dimensions (the batch, then the dimensions its info fixes,
- * which must match); every input with the batch must give the same one (0 is allowed). The run
+ * which must match; a scalar's may be NULL); every input with the batch must give the same one
+ * (0 is allowed: then batched inputs may be NULL, and nothing runs unless an output does not
+ * have the batch). The run
  * sets outputs[i] to a buffer from kiln_rt_alloc, which the caller releases with kiln_rt_free,
  * and writes its dimensions to output_shapes[i] (ndim of them, room the caller provides). The
  * workspace is P_workspace_size() bytes whatever the batch: the samples run one after another.
