@@ -15,26 +15,15 @@ usage: batch_bench.py BUILD_DIR ORT_DIR [--batch=B] [--runs=N] [--rounds=N] [MOD
 import json
 import math
 import os
-import re
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import onnx
 
+from models_bench import median_ms, run
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def run(command, env=None):
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)}: {done.stderr.strip()[-2000:]}")
-    return done.stdout
-
-
-def median_ms(text):
-    return float(re.search(r"median ([0-9.]+) ms", text).group(1))
 
 
 def with_symbolic_batch(source, target):
