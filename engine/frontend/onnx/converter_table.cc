@@ -30,6 +30,7 @@ const ConverterTable& ConverterTable::Builtin() {
     RegisterTfIdfVectorizerConverter(*t);
     RegisterDetConverter(*t);
     RegisterRoiAlignConverter(*t);
+    RegisterNonMaxSuppressionConverter(*t);
     return t;
   }();
   return *table;

@@ -48,5 +48,6 @@ void RegisterOptionalConverters(ConverterTable& table);     // optional_converte
 void RegisterTfIdfVectorizerConverter(ConverterTable& table);  // tfidf_vectorizer_converter.cc
 void RegisterDetConverter(ConverterTable& table);           // det_converter.cc
 void RegisterRoiAlignConverter(ConverterTable& table);      // roi_align_converter.cc
+void RegisterNonMaxSuppressionConverter(ConverterTable& table);  // non_max_suppression_converter.cc
 
 }  // namespace kiln::onnx_frontend

@@ -25,20 +25,6 @@ loop::HostTensor Floats(std::vector<int64_t> shape, std::vector<double> values) 
   return loop::HostTensor::FromDoubles(DataType::kFloat32, std::move(shape), values);
 }
 
-// The run's error on each backend (interpreter, then native code); both must fail.
-std::vector<absl::Status> RunFailures(const std::string& model,
-                                      const std::vector<loop::HostTensor>& inputs) {
-  absl::StatusOr<CompileResult> compiled = CompileForAllBackends(model);
-  if (!compiled.ok()) return {};
-  std::vector<absl::Status> failures;
-  for (bool native : {false, true}) {
-    absl::Status ran = RunBackend(*compiled, inputs, native).status();
-    EXPECT_EQ(ran.code(), absl::StatusCode::kInvalidArgument) << ran;
-    failures.push_back(ran);
-  }
-  return failures;
-}
-
 std::string ReshapeModel(bool declared) {
   OnnxModelBuilder b(14);
   b.Input("x", {2, 3}).Input("shape", {3}, onnx::TensorProto::INT64);
@@ -62,8 +48,9 @@ TEST(DeclaredShapeTest, ReshapeToTheDeclaredShapeChecksItsShapeInput) {
   for (const loop::HostTensor& wrong : {Ints({3}, {2, 1, 3}), Ints({3}, {-1, -1, 2})}) {
     std::vector<absl::Status> failures = RunFailures(ReshapeModel(true), {x, wrong});
     ASSERT_EQ(failures.size(), 2u);
-    EXPECT_THAT(failures[0].message(),
-                HasSubstr("ONNX node 'reshape' (#0, Reshape): input 1 must give the shape [3, 1, 2]"));
+    EXPECT_THAT(
+        failures[0].message(),
+        HasSubstr("ONNX node 'reshape' (#0, Reshape): input 1 must give the shape [3, 1, 2]"));
     EXPECT_THAT(failures[1].message(), HasSubstr("KILN_ERROR_SHAPE_MISMATCH"));
   }
 }

@@ -45,7 +45,7 @@ inline absl::StatusOr<CompileResult> CompileForAllBackends(const std::string& mo
 // Every output of `model` on `inputs` through the interpreter, after checking native code
 // computes the same within float rounding.
 inline std::vector<std::vector<double>> RunAll(const std::string& model,
-                                        const std::vector<loop::HostTensor>& inputs) {
+                                               const std::vector<loop::HostTensor>& inputs) {
   absl::StatusOr<CompileResult> compiled = CompileForAllBackends(model);
   if (!compiled.ok()) return {};
   std::vector<std::vector<std::vector<double>>> results;
@@ -69,6 +69,22 @@ inline std::vector<std::vector<double>> RunAll(const std::string& model,
     }
   }
   return results[0];
+}
+
+// The run's error on each backend (interpreter, then native code); both must fail with
+// InvalidArgument (a run-time check of the model: the interpreter names the node, native code
+// returns a kiln_status).
+inline std::vector<absl::Status> RunFailures(const std::string& model,
+                                             const std::vector<loop::HostTensor>& inputs) {
+  absl::StatusOr<CompileResult> compiled = CompileForAllBackends(model);
+  if (!compiled.ok()) return {};
+  std::vector<absl::Status> failures;
+  for (bool native : {false, true}) {
+    absl::Status ran = RunBackend(*compiled, inputs, native).status();
+    EXPECT_EQ(ran.code(), absl::StatusCode::kInvalidArgument) << ran;
+    failures.push_back(ran);
+  }
+  return failures;
 }
 
 }  // namespace kiln::driver
