@@ -31,6 +31,7 @@ const ConverterTable& ConverterTable::Builtin() {
     RegisterDetConverter(*t);
     RegisterRoiAlignConverter(*t);
     RegisterNonMaxSuppressionConverter(*t);
+    RegisterRandomConverters(*t);
     return t;
   }();
   return *table;

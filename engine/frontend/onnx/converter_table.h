@@ -49,5 +49,6 @@ void RegisterTfIdfVectorizerConverter(ConverterTable& table);  // tfidf_vectoriz
 void RegisterDetConverter(ConverterTable& table);           // det_converter.cc
 void RegisterRoiAlignConverter(ConverterTable& table);      // roi_align_converter.cc
 void RegisterNonMaxSuppressionConverter(ConverterTable& table);  // non_max_suppression_converter.cc
+void RegisterRandomConverters(ConverterTable& table);          // random_values.cc
 
 }  // namespace kiln::onnx_frontend

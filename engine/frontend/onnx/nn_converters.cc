@@ -1,8 +1,8 @@
 // Converters for ONNX's neural-network operators: MatMul and Gemm, the
-// normalizations, Softmax and its relatives, Dropout (inference: identity),
-// and the activations that expand into elementwise graph ops (every piece of
-// an expansion carries the node's span through the ConvertContext). Window
-// ops (Conv, pooling, Pad, Resize, ...) are in nn_window_converters.cc.
+// normalizations, Softmax and its relatives, Dropout (training mode with a mask drawn at compile
+// time), and the activations that expand into elementwise graph ops (every piece of an expansion
+// carries the node's span through the ConvertContext). Window ops (Conv, pooling, Pad, Resize, ...)
+// are in nn_window_converters.cc.
 #include "engine/frontend/onnx/nn_converters.h"
 
 #include <cmath>
@@ -11,6 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/frontend/onnx/random_values.h"
+#include "engine/frontend/onnx/shape_guards.h"
 #include "engine/op/op_registry.h"
 #include "engine/op/type_inference.h"
 #include "engine/op/type_relations.h"
@@ -91,8 +93,7 @@ absl::StatusOr<std::vector<Expr>> ConvertGemm(ConvertContext& ctx) {
   return One(y);
 }
 
-absl::StatusOr<Expr> MeanOver(ConvertContext& ctx, const Expr& x,
-                              const std::vector<int64_t>& axes);
+absl::StatusOr<Expr> MeanOver(ConvertContext& ctx, const Expr& x, const std::vector<int64_t>& axes);
 
 // BatchNormalization in training mode (opset 14+): normalized by the batch's own statistics
 // (mean and population variance over every axis but the channels), and the running statistics
@@ -109,7 +110,8 @@ absl::StatusOr<std::vector<Expr>> ConvertTrainingBatchNorm(ConvertContext& ctx) 
   // Per-channel (C) values as (C, 1, ..., 1) against X.
   auto per_channel = [&](const Expr& c) -> absl::StatusOr<Expr> {
     if (rank == 2) return c;
-    return ctx.Call("expand_dims", {c}, MakeAttrs({{"axis", int64_t{1}}, {"num_newaxis", rank - 2}}));
+    return ctx.Call("expand_dims", {c},
+                    MakeAttrs({{"axis", int64_t{1}}, {"num_newaxis", rank - 2}}));
   };
   auto scalar = [&](double v) { return Scalar(ctx, tx->dtype, v); };
   KILN_ASSIGN_OR_RETURN(Expr mean, MeanOver(ctx, x, axes));  // (1, C, 1, ...)
@@ -352,30 +354,75 @@ absl::StatusOr<std::vector<Expr>> ConvertSoftmaxLike(ConvertContext& ctx) {
 constexpr char kSoftmax[] = "nn.softmax", kLogSoftmax[] = "nn.log_softmax",
                kHardmax[] = "nn.hardmax";
 
-// Inference (or training with a ratio of 0): the output is the input; the mask, when asked for,
-// is all true (opset < 10: all ones of the input's dtype).
+// Training-mode Dropout: each element is kept where a uniform draw in [0, 1) is at least the
+// ratio (0.5 by default) and scaled by 1 / (1 - ratio), the ONNX reference's mask * x * scale.
+// The draws are a constant drawn at compile time from the node's seed (random_values.h), so a
+// seeded model gives NumPy's values; the ratio and the training flag may be known only at run
+// time (`training`, null when a constant true), and a ratio outside [0, 1) fails the run.
+absl::StatusOr<std::vector<Expr>> TrainingDropout(ConvertContext& ctx, const Expr& x,
+                                                  const TensorTypeNode* tx, const Expr& training) {
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, DrawShapeOfInput0(ctx));
+  Expr ratio = ctx.Constant(ScalarTensor(tx->dtype, 0.5));
+  if (ctx.HasInput(1)) {
+    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tr, ctx.InputTensorType(1));
+    KILN_ASSIGN_OR_RETURN(Expr given, ctx.Input(1));
+    KILN_ASSIGN_OR_RETURN(ratio, OneElementAsScalar(ctx, given, tr->dtype, "input 1 (ratio)"));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr draws, RandomConstant(ctx, shape, RandomDistribution{}));
+  KILN_ASSIGN_OR_RETURN(Expr wide_ratio,
+                        ctx.Call("cast", {ratio}, MakeAttrs({{"dtype", DataType::kFloat64}})));
+  KILN_ASSIGN_OR_RETURN(Expr keep, ctx.Call("greater_equal", {draws, wide_ratio}));
+  KILN_ASSIGN_OR_RETURN(Expr x_ratio, ctx.Call("cast", {ratio}, MakeAttrs({{"dtype", tx->dtype}})));
+  Expr one = Scalar(ctx, tx->dtype, 1);
+  KILN_ASSIGN_OR_RETURN(Expr kept_share, ctx.Call("subtract", {one, x_ratio}));
+  KILN_ASSIGN_OR_RETURN(Expr scale, ctx.Call("divide", {one, kept_share}));
+  KILN_ASSIGN_OR_RETURN(
+      Expr above,
+      ctx.Call("greater_equal", {wide_ratio, ctx.Constant(ScalarTensor(DataType::kFloat64, 0))}));
+  KILN_ASSIGN_OR_RETURN(
+      Expr below,
+      ctx.Call("less", {wide_ratio, ctx.Constant(ScalarTensor(DataType::kFloat64, 1))}));
+  KILN_ASSIGN_OR_RETURN(Expr valid, ctx.Call("logical_and", {above, below}));
+  if (training) {  // not training: keep everything, scale by 1, any ratio
+    KILN_ASSIGN_OR_RETURN(Expr inference, ctx.Call("logical_not", {training}));
+    KILN_ASSIGN_OR_RETURN(keep, ctx.Call("logical_or", {keep, inference}));
+    KILN_ASSIGN_OR_RETURN(scale, ctx.Call("where", {training, scale, one}));
+    KILN_ASSIGN_OR_RETURN(valid, ctx.Call("logical_or", {valid, inference}));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr mask, ctx.Call("cast", {keep}, MakeAttrs({{"dtype", tx->dtype}})));
+  KILN_ASSIGN_OR_RETURN(Expr masked, ctx.Call("multiply", {mask, x}));
+  KILN_ASSIGN_OR_RETURN(Expr y, ctx.Call("multiply", {masked, scale}));
+  KILN_ASSIGN_OR_RETURN(
+      y, GuardCondition(ctx, y, valid, "input 1 (ratio) must lie in [0, 1) in training mode"));
+  std::vector<Expr> outputs = {y};
+  if (Requested(ctx, 1)) outputs.push_back(keep);
+  return outputs;
+}
+
+// Dropout. In inference (no training_mode before opset 12, or a constant false; or training
+// with a constant ratio of 0) the output is the input and the mask, when asked for, all true
+// (opset < 10: ones of the input's dtype); otherwise TrainingDropout.
 absl::StatusOr<std::vector<Expr>> ConvertDropout(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tx, ctx.InputTensorType(0));
   if (ctx.opset() >= 12 && ctx.HasInput(2)) {
-    TensorData training = ctx.ConstantInput(2);
-    std::optional<double> value = training ? ScalarValue(training) : std::nullopt;
-    if (!value) {
-      return ctx.Error(
-          "input 2 (training_mode) must be a constant false; training-mode Dropout "
-          "is not supported");
+    Expr training;  // known only at run time
+    bool maybe_training = true;
+    if (TensorData constant = ctx.ConstantInput(2)) {
+      std::optional<double> value = ScalarValue(constant);
+      if (!value) return ctx.Error("input 2 (training_mode) must hold one bool");
+      maybe_training = *value != 0;
+    } else {
+      KILN_ASSIGN_OR_RETURN(Expr given, ctx.Input(2));
+      KILN_ASSIGN_OR_RETURN(
+          training, OneElementAsScalar(ctx, given, DataType::kBool, "input 2 (training_mode)"));
     }
-    // Training with a ratio of 0 drops nothing: the inference result, deterministically.
-    std::optional<double> ratio;
+    std::optional<double> ratio = 0.5;
     if (ctx.HasInput(1)) {
       TensorData data = ctx.ConstantInput(1);
-      if (data) ratio = ScalarValue(data);
+      ratio = data ? ScalarValue(data) : std::nullopt;
     }
-    if (*value != 0 && ratio != 0.0) {
-      return ctx.Error(
-          "training_mode=true with a ratio other than a constant 0 drops random elements, "
-          "which is not supported: Kiln imports inference graphs");
-    }
+    if (maybe_training && (training || ratio != 0.0)) return TrainingDropout(ctx, x, tx, training);
   }
   std::vector<Expr> outputs = {x};
   if (Requested(ctx, 1)) {

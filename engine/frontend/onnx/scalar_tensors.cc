@@ -5,7 +5,9 @@
 #include <cstring>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "engine/ir/dtype_dispatch.h"
+#include "engine/op/type_relations.h"
 #include "engine/support/check.h"
 
 namespace kiln::onnx_frontend {
@@ -63,6 +65,19 @@ TensorData Float32Tensor(std::vector<int64_t> shape, const std::vector<float>& v
 
 TensorData ReshapeTensorData(const TensorData& data, std::vector<int64_t> shape) {
   return MakeTensorData(data->dtype, std::move(shape), data->bytes);
+}
+
+absl::StatusOr<Expr> OneElementAsScalar(ConvertContext& ctx, const Expr& value, DataType dtype,
+                                        const std::string& what) {
+  const auto* type = value->checked_type.as<TensorTypeNode>();
+  absl::StatusOr<int64_t> elements = type ? NumElements(type->shape) : int64_t{-1};
+  if (type == nullptr || type->dtype != dtype || !elements.ok() || *elements != 1) {
+    return ctx.Error(absl::StrCat(what, " must be a ", DataTypeName(dtype),
+                                  " tensor of one element, got ",
+                                  TypeToString(value->checked_type)));
+  }
+  if (type->shape.empty()) return value;
+  return ctx.Call("reshape", {value}, MakeAttrs({{"newshape", IntArray(std::vector<int64_t>{})}}));
 }
 
 }  // namespace kiln::onnx_frontend

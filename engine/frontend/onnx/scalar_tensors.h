@@ -1,10 +1,12 @@
 // Small constant tensors for converters: scalars of any dtype, reading a
-// one-element constant, and the same data under another shape.
+// one-element constant, and the same data under another shape; and one-element
+// operands (a trip count, a threshold) as rank-0 values.
 #pragma once
 
 #include <optional>
 #include <vector>
 
+#include "engine/frontend/onnx/convert_context.h"
 #include "engine/ir/tensor_data.h"
 
 namespace kiln::onnx_frontend {
@@ -22,5 +24,9 @@ TensorData Float32Tensor(std::vector<int64_t> shape, const std::vector<float>& v
 
 // The same elements under another shape (the element count must match).
 TensorData ReshapeTensorData(const TensorData& data, std::vector<int64_t> shape);
+
+// A one-element tensor of `dtype` (`what`: "the trip count M") as a rank-0 tensor.
+absl::StatusOr<Expr> OneElementAsScalar(ConvertContext& ctx, const Expr& value, DataType dtype,
+                                        const std::string& what);
 
 }  // namespace kiln::onnx_frontend

@@ -89,19 +89,6 @@ absl::StatusOr<Function> CloseOver(ConvertContext& ctx, std::vector<Var> params,
 
 }  // namespace
 
-absl::StatusOr<Expr> OneElementAsScalar(ConvertContext& ctx, const Expr& value, DataType dtype,
-                                        const std::string& what) {
-  const auto* type = value->checked_type.as<TensorTypeNode>();
-  absl::StatusOr<int64_t> elements = type ? NumElements(type->shape) : int64_t{-1};
-  if (type == nullptr || type->dtype != dtype || !elements.ok() || *elements != 1) {
-    return ctx.Error(absl::StrCat(what, " must be a ", DataTypeName(dtype),
-                                  " tensor of one element, got ",
-                                  TypeToString(value->checked_type)));
-  }
-  if (type->shape.empty()) return value;
-  return ctx.Call("reshape", {value}, MakeAttrs({{"newshape", IntArray(std::vector<int64_t>{})}}));
-}
-
 absl::StatusOr<std::vector<int64_t>> StaticLoopShape(ConvertContext& ctx, const Type& type,
                                                      const std::string& what) {
   const auto* tensor = type.as<TensorTypeNode>();

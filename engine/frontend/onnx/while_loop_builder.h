@@ -13,10 +13,6 @@
 
 namespace kiln::onnx_frontend {
 
-// A one-element tensor of `dtype` (`what`: "the trip count M") as a rank-0 tensor.
-absl::StatusOr<Expr> OneElementAsScalar(ConvertContext& ctx, const Expr& value, DataType dtype,
-                                        const std::string& what);
-
 // The dims of a tensor type whose every dim is static; else an error naming `what`.
 absl::StatusOr<std::vector<int64_t>> StaticLoopShape(ConvertContext& ctx, const Type& type,
                                                      const std::string& what);
