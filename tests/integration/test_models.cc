@@ -188,10 +188,10 @@ std::string ResNet50Model() { return bench::ResNetBuilder(true).Build(); }
 std::string UnsupportedOpModel() {
   onnx::ModelProto model = SmallModelProto(1.0f, 3);
   onnx::GraphProto* graph = model.mutable_graph();
-  // Relu -> NonMaxSuppression's place: an op of the ONNX standard Kiln lacks.
+  // Relu -> Multinomial's place: an op of the ONNX standard Kiln lacks.
   onnx::NodeProto* node = graph->mutable_node(1);
-  node->set_op_type("NonMaxSuppression");
-  node->set_name("nms");
+  node->set_op_type("Multinomial");
+  node->set_name("sample");
   return model.SerializeAsString();
 }
 

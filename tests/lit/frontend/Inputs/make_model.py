@@ -32,7 +32,7 @@ def unsupported():
         helper.make_node("Relu", ["x"], ["a"]),
         helper.make_node("StringNormalizer", ["a"], ["b"]),
         helper.make_node("StringNormalizer", ["b"], ["c"]),
-        helper.make_node("NonMaxSuppression", ["c", "c"], ["y"]),
+        helper.make_node("Multinomial", ["c"], ["y"]),
     ]
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
