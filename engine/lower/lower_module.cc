@@ -20,7 +20,9 @@
 #include "engine/lower/lowering_util.h"
 #include "engine/ir/expr_walk.h"
 #include "engine/ir/if_scopes.h"
+#include "engine/ir/structural_equal.h"
 #include "engine/lower/memory_plan.h"
+#include "engine/lower/merged_spans.h"
 #include "engine/op/op_registry.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/identifier.h"
@@ -88,6 +90,7 @@ struct KernelEntry {
   loop::PrimFunc func;
   GlobalVar global;
   std::vector<Constant> constants;
+  std::vector<Function> served;  // the structurally equal primitive functions it computes
 };
 
 class MainLowering {
@@ -98,6 +101,7 @@ class MainLowering {
   absl::StatusOr<LoweredModule> Run() {
     KILN_RETURN_IF_ERROR(AddInputs());
     KILN_RETURN_IF_ERROR(Walk());
+    KILN_RETURN_IF_ERROR(RelowerSharedKernels());
     if (options_.only_kernels) return SelectedKernels();
     KILN_RETURN_IF_ERROR(AddOutputs());
     KILN_RETURN_IF_ERROR(AssignStorage());
@@ -659,37 +663,74 @@ class MainLowering {
     return MakeFunction(params, body, expr->checked_type, attrs, expr->span);
   }
 
+  // The kernel of a primitive function. Structurally equal functions (the same ops, attributes,
+  // shapes and constants; spans aside), such as the identical blocks of a ResNet stage or the
+  // steps of an unrolled recurrent layer, share one kernel, as TVM's compile engine caches
+  // lowered functions: each is lowered and compiled once. The shared kernel's span merges the
+  // spans of every function it serves, so profiles and records name all its layers.
   absl::StatusOr<int> KernelFor(const Function& func, int call_index) {
     auto it = kernel_of_function_.find(func.get());
     if (it != kernel_of_function_.end()) return it->second;
+    const uint64_t hash = options_.share_kernels ? StructuralHash(func) : 0;
+    KILN_ASSIGN_OR_RETURN(std::optional<int> shared, SharedKernelFor(func, hash, call_index));
+    if (shared) return *shared;
     std::string function_name = PrimitiveName(*func, call_index);
     std::string name = UniqueName(function_name);
     KernelEntry entry;
     entry.info.name = name;
     entry.info.function_name = function_name;
     entry.info.span = func->span;
-    if (options_.only_kernels &&
-        !options_.only_kernels(KernelCandidate{name, function_name, call_index, func->span})) {
-      // Named like the rest (names depend on order), but not lowered.
-      kernels_.push_back(std::move(entry));
-      kernel_of_function_[func.get()] = static_cast<int>(kernels_.size()) - 1;
-      return static_cast<int>(kernels_.size()) - 1;
-    }
-    if (options_.budget != nullptr) {
-      KILN_RETURN_IF_ERROR(
-          options_.budget->CheckCancelled(absl::StrCat("before lowering kernel ", name)));
-    }
-    KILN_ASSIGN_OR_RETURN(LoweredPrimitive lowered,
-                          LowerPrimitive(*func, name, ScheduleOptions()));
-    entry.info.schedule = std::move(lowered.schedule);
-    entry.info.schedule_params = std::move(lowered.params);
-    entry.func = std::move(lowered.func);
     entry.global = MakeGlobalVar(name);
-    entry.constants = std::move(lowered.constants);
+    entry.served = {func};
+    // Unselected kernels (only_kernels) are named like the rest (names depend on order), but
+    // not lowered.
+    if (!options_.only_kernels ||
+        options_.only_kernels(KernelCandidate{name, function_name, call_index, func->span})) {
+      KILN_RETURN_IF_ERROR(LowerKernel(func, &entry));
+    }
     int index = static_cast<int>(kernels_.size());
     kernels_.push_back(std::move(entry));
     kernel_of_function_[func.get()] = index;
+    if (options_.share_kernels) {
+      kernels_by_hash_[hash].push_back(index);
+      kernel_functions_.emplace(index, func);
+    }
     return index;
+  }
+
+  // The kernel of a structurally equal function lowered before, now serving `func` too.
+  absl::StatusOr<std::optional<int>> SharedKernelFor(const Function& func, uint64_t hash,
+                                                    int call_index) {
+    if (!options_.share_kernels) return std::nullopt;
+    for (int index : kernels_by_hash_[hash]) {
+      if (!StructuralEqual(kernel_functions_.at(index), func)) continue;
+      KernelEntry& shared = kernels_[index];
+      kernel_of_function_[func.get()] = index;
+      shared.info.span = MakeSequentialSpan({shared.info.span, func->span});
+      shared.served.push_back(func);
+      // Kernel selection (only_kernels) asks of every occurrence: any may select the kernel.
+      if (!shared.func && options_.only_kernels &&
+          options_.only_kernels(KernelCandidate{shared.info.name, shared.info.function_name,
+                                                call_index, func->span})) {
+        KILN_RETURN_IF_ERROR(LowerKernel(func, &shared));
+      }
+      return index;
+    }
+    return std::nullopt;
+  }
+
+  absl::Status LowerKernel(const Function& func, KernelEntry* entry) {
+    if (options_.budget != nullptr) {
+      KILN_RETURN_IF_ERROR(options_.budget->CheckCancelled(
+          absl::StrCat("before lowering kernel ", entry->info.name)));
+    }
+    KILN_ASSIGN_OR_RETURN(LoweredPrimitive lowered,
+                          LowerPrimitive(*func, entry->info.name, ScheduleOptions()));
+    entry->info.schedule = std::move(lowered.schedule);
+    entry->info.schedule_params = std::move(lowered.params);
+    entry->func = std::move(lowered.func);
+    entry->constants = std::move(lowered.constants);
+    return absl::OkStatus();
   }
 
   // out = in, for results that cannot be written in place. One kernel per
@@ -916,6 +957,21 @@ class MainLowering {
     return lowered;
   }
 
+  // A shared kernel lowered again from its functions with merged spans (merged_spans.h): the
+  // same loop nest, each statement naming every layer it computes.
+  absl::Status RelowerSharedKernels() {
+    for (KernelEntry& kernel : kernels_) {
+      if (!kernel.func || kernel.served.size() < 2) continue;
+      Function merged = MergedSpans(kernel.served);
+      KILN_ASSIGN_OR_RETURN(LoweredPrimitive lowered,
+                            LowerPrimitive(*merged, kernel.info.name, ScheduleOptions()));
+      kernel.info.schedule = std::move(lowered.schedule);
+      kernel.info.schedule_params = std::move(lowered.params);
+      kernel.func = std::move(lowered.func);
+    }
+    return absl::OkStatus();
+  }
+
   // The kernels only_kernels accepted, without main.
   LoweredModule SelectedKernels() {
     LoweredModule lowered;
@@ -946,6 +1002,9 @@ class MainLowering {
   std::vector<KernelEntry> kernels_;
   std::unordered_map<const ExprNode*, std::vector<int>> expr_values_;
   std::unordered_map<const FunctionNode*, int> kernel_of_function_;
+  // Kernels by the structural hash of the primitive function they were lowered from.
+  std::unordered_map<uint64_t, std::vector<int>> kernels_by_hash_;
+  std::unordered_map<int, Function> kernel_functions_;
   std::vector<Function> single_op_functions_;
   std::map<std::string, int> copy_kernels_;
   std::unordered_map<const ConstantNode*, int> constant_values_;

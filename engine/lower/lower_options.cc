@@ -9,6 +9,7 @@ namespace kiln::lower {
 LowerOptions LowerOptionsFromContext(const PassContext& context) {
   LowerOptions options;
   options.keep_schedule_record = context.GetConfig<bool>(kConfigKeepScheduleRecord);
+  options.share_kernels = context.GetConfig<bool>(kConfigShareKernels);
   return options;
 }
 

@@ -34,6 +34,8 @@ struct LowerOptions {
   // Keep a snapshot of each kernel's schedule after every primitive (the
   // schedule record behind `--schedule-record` and GetScheduleRecord).
   bool keep_schedule_record = true;
+  // Structurally equal primitive functions share one kernel (lower.share_kernels).
+  bool share_kernels = true;
   // The target's float32 lanes per vector register (see DefaultScheduleOptions): the driver
   // sets the lanes of the target code is generated for, the host's without codegen.
   int64_t vector_lanes = 8;

@@ -57,6 +57,9 @@ void RegisterBuiltinPassConfigs(PassConfigRegistry& registry) {
       {kConfigEnableSIBuilder, ConfigType::kBool, true,
        "keep source spans on the nodes passes create (SIBuilder); off measures what span "
        "keeping costs"},
+      {kConfigShareKernels, ConfigType::kBool, true,
+       "structurally equal fused functions (repeated blocks, unrolled steps) share one kernel, "
+       "lowered and compiled once; off: one kernel per fused function"},
       {kConfigMaxPassIndex, ConfigType::kInt, int64_t{-1},
        "bisection: run only the first N passes that are not required (-1: all)"},
       {kConfigSpanCoverage, ConfigType::kString, std::string("off"),

@@ -51,5 +51,6 @@ inline constexpr char kConfigVerifyEach[] = "pass.verify_each";
 inline constexpr char kConfigVerifyTypes[] = "pass.verify_types";
 inline constexpr char kConfigSpanCoverage[] = "pass.span_coverage";
 inline constexpr char kConfigKeepScheduleRecord[] = "te.keep_schedule_record";
+inline constexpr char kConfigShareKernels[] = "lower.share_kernels";
 
 }  // namespace kiln

@@ -79,7 +79,7 @@ std::string ClassifierModel() {
   onnx::GraphProto* graph = model.mutable_graph();
   AddTensorInfo(graph->mutable_input(), "input", {1, 512});
   AddInitializer(graph, "w0", {512, 512}, 0.05f);
-  AddInitializer(graph, "w1", {512, 512}, 0.05f);
+  AddInitializer(graph, "w1", {256, 512}, 0.05f);  // not 512: its own kernel, no shared one
   onnx::NodeProto* dense0 = AddNode(graph, "Gemm", "dense0", {"input", "w0"}, "d0");
   onnx::AttributeProto* trans = dense0->add_attribute();
   trans->set_name("transB");
@@ -87,7 +87,7 @@ std::string ClassifierModel() {
   trans->set_i(1);
   AddNode(graph, "Relu", "relu0", {"d0"}, "r0");
   *AddNode(graph, "Gemm", "dense1", {"r0", "w1"}, "output")->add_attribute() = *trans;
-  AddTensorInfo(graph->mutable_output(), "output", {1, 512});
+  AddTensorInfo(graph->mutable_output(), "output", {1, 256});
   return model.SerializeAsString();
 }
 

@@ -48,6 +48,9 @@ ABSL_FLAG(int, benchmark, 0, "after one warm-up run, time N runs and print media
 ABSL_FLAG(bool, compare_interpreter, false,
           "also run the interpreter and print the largest absolute and relative error per output");
 ABSL_FLAG(int, opt_level, 3, "graph optimization level 0..3");
+ABSL_FLAG(std::vector<std::string>, config, {},
+          "PassContext option KEY=VALUE (repeatable; comma-separated), as kiln-opt's --config: "
+          "lower.share_kernels=false gives each fused function its own kernel");
 ABSL_FLAG(double, peak_gflops, 0,
           "with --benchmark: the machine's peak GFLOP/s on one thread, to print each kernel's "
           "share of it (0: not printed)");
@@ -167,6 +170,7 @@ int main(int argc, char** argv) {
     if (!model.ok()) return Fail(std::string(model.status().message()));
     kiln::driver::CompileOptions options;
     options.opt_level = absl::GetFlag(FLAGS_opt_level);
+    options.config = absl::GetFlag(FLAGS_config);
     options.source_name = path;
     options.text_request_limits = false;
     for (const std::string& spec : absl::GetFlag(FLAGS_input_shape)) {
