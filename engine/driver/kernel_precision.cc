@@ -177,7 +177,8 @@ absl::StatusOr<KernelPrecisionReport> DriftChecker::CheckKernels(const CompileRe
   for (size_t i = 0; i < compared.size(); ++i) {
     KernelDrift drift;
     drift.kernel = compared[i]->kernel->name;
-    drift.layers = SpanSourceNames(compared[i]->kernel->span);
+    // The call's own layers: a kernel shared by several layers names them all.
+    drift.layers = SpanSourceNames(compared[i]->call->span);
     std::tie(drift.max_abs_error, drift.max_rel_error) =
         ErrorsBetween(got[i], reference[first_result + i]);
     report.kernels.push_back(std::move(drift));

@@ -962,9 +962,23 @@ class MainLowering {
   absl::Status RelowerSharedKernels() {
     for (KernelEntry& kernel : kernels_) {
       if (!kernel.func || kernel.served.size() < 2) continue;
+      if (options_.budget != nullptr) {
+        KILN_RETURN_IF_ERROR(options_.budget->CheckCancelled(
+            absl::StrCat("before lowering shared kernel ", kernel.info.name, " again")));
+      }
       Function merged = MergedSpans(kernel.served);
       KILN_ASSIGN_OR_RETURN(LoweredPrimitive lowered,
                             LowerPrimitive(*merged, kernel.info.name, ScheduleOptions()));
+      // Main binds the constants of the first lowering: the same ones, or the calls are wrong.
+      bool same_constants = lowered.constants.size() == kernel.constants.size();
+      for (size_t i = 0; same_constants && i < lowered.constants.size(); ++i) {
+        same_constants = StructuralEqual(lowered.constants[i], kernel.constants[i]);
+      }
+      if (!same_constants || lowered.func->params.size() != kernel.func->params.size()) {
+        return absl::InternalError(absl::StrCat(
+            NodePrefix(absl::StrCat("kernel ", kernel.info.name), kernel.info.span),
+            "lowered again for its shared layers, it takes other parameters"));
+      }
       kernel.info.schedule = std::move(lowered.schedule);
       kernel.info.schedule_params = std::move(lowered.params);
       kernel.func = std::move(lowered.func);

@@ -45,6 +45,22 @@ void CollectCalls(const loop::Stmt& stmt, std::vector<const loop::CallKernelNode
   if (const auto* op = stmt.as<loop::CallKernelNode>()) out->push_back(op);
 }
 
+// How often main calls each kernel, its Ifs' branches included; a call in a while loop's body
+// counts as two (it runs any number of times).
+void CountCalls(const loop::Stmt& stmt, std::map<std::string, int>* calls_of, int weight = 1) {
+  if (const auto* op = stmt.as<loop::AllocateNode>()) return CountCalls(op->body, calls_of, weight);
+  if (const auto* op = stmt.as<loop::SeqStmtNode>()) {
+    for (const loop::Stmt& s : op->seq) CountCalls(s, calls_of, weight);
+  } else if (const auto* op = stmt.as<loop::IfThenElseNode>()) {
+    CountCalls(op->then_case, calls_of, weight);
+    if (op->else_case.defined()) CountCalls(op->else_case, calls_of, weight);
+  } else if (const auto* op = stmt.as<loop::WhileNode>()) {
+    CountCalls(op->body, calls_of, 2);
+  } else if (const auto* op = stmt.as<loop::CallKernelNode>()) {
+    (*calls_of)[op->callee->name_hint] += weight;
+  }
+}
+
 // a * b for non-negative a and b, saturating at INT64_MAX.
 int64_t SaturatingProduct(int64_t a, int64_t b) {
   int64_t product;
@@ -115,8 +131,8 @@ std::map<std::string, PrefetchPlan> PlanWeightPrefetches(const lower::LoweredMod
 
   std::vector<const loop::CallKernelNode*> calls;
   CollectCalls(main->body, &calls);
-  std::map<std::string, int> calls_of;
-  for (const loop::CallKernelNode* call : calls) ++calls_of[call->callee->name_hint];
+  std::map<std::string, int> calls_of;  // a kernel called more than once hosts nothing
+  CountCalls(main->body, &calls_of);
   std::map<std::string, const lower::LoweredKernel*> kernel_of;
   for (const lower::LoweredKernel& kernel : lowered.kernels) kernel_of[kernel.name] = &kernel;
   auto body_of = [&](const std::string& name) {

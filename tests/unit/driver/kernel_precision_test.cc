@@ -14,14 +14,15 @@
 namespace kiln::driver {
 namespace {
 
-// Every op its own kernel (the pipeline fuses nothing): sigmoid is approximated in native
-// code; relu and negative are exact in any IEEE arithmetic.
+// Every op its own kernel (the pipeline fuses nothing; the two relus share one): sigmoid is
+// approximated in native code; relu and negative are exact in any IEEE arithmetic.
 constexpr char kModel[] = R"(
 def @main(%x: Tensor[(1, 8, 16, 16), float32] /* si=input */) {
   %0 = nn.relu(%x) /* si=relu */;
   %1 = sigmoid(%0) /* si=gate */;
   %2 = negative(%1) /* si=flip */;
-  sum(%2, axis=[2, 3]) /* si=pool */
+  %3 = nn.relu(%2) /* si=relu2 */;
+  sum(%3, axis=[2, 3]) /* si=pool */
 }
 )";
 
@@ -46,7 +47,7 @@ TEST(KernelPrecisionTest, EachKernelIsMeasuredOnExactInputs) {
   absl::StatusOr<KernelPrecisionReport> report = tracker.KernelPrecision(*compiled);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->reference, "interp");
-  EXPECT_EQ(report->kernels.size(), 4u);
+  EXPECT_EQ(report->kernels.size(), 5u);  // one per call
   EXPECT_EQ(report->kernels_not_compared, 0);
 
   const KernelDrift* relu = KernelOf(*report, "relu");
@@ -62,6 +63,11 @@ TEST(KernelPrecisionTest, EachKernelIsMeasuredOnExactInputs) {
   EXPECT_GT(gate->max_abs_error, 0);
   EXPECT_LT(gate->max_rel_error, 1e-6);
   EXPECT_NE(gate->kernel, relu->kernel);
+  // The second relu's call runs the first's kernel and is reported under its own layer.
+  const KernelDrift* relu2 = KernelOf(*report, "relu2");
+  ASSERT_NE(relu2, nullptr);
+  EXPECT_EQ(relu2->kernel, relu->kernel);
+  EXPECT_EQ(relu2->max_abs_error, 0);
 }
 
 // A model over the interpreter's step budget has no exact reference but native code without
@@ -77,7 +83,7 @@ TEST(KernelPrecisionTest, OverTheInterpreterBudgetOnlyFastMathIsCompared) {
   absl::StatusOr<KernelPrecisionReport> report = with_fast_math.KernelPrecision(*compiled);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->reference, "native without fast-math");
-  EXPECT_EQ(report->kernels.size(), 4u);
+  EXPECT_EQ(report->kernels.size(), 5u);  // one per call
   // relu is exact with or without fast-math.
   ASSERT_NE(KernelOf(*report, "relu"), nullptr);
   EXPECT_EQ(KernelOf(*report, "relu")->max_abs_error, 0);
