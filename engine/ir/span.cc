@@ -2,6 +2,10 @@
 #include "engine/ir/span.h"
 
 #include <functional>
+#include <string>
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
 
 namespace kiln {
 
@@ -15,16 +19,21 @@ Span MakeSpan(SourceName source, int line, int column, int end_line, int end_col
 
 namespace {
 
-void AppendFlattened(const Span& span, std::vector<Span>* out) {
+// What PlainSpanEqual compares, as a key: a SequentialSpan of thousands of layers (a shared
+// kernel's, main's workspace's) dedupes in linear time.
+std::string PlainSpanKey(const SpanNode& span) {
+  return absl::StrCat(span.line, ":", span.column, ":", span.end_line, ":", span.end_column, ":",
+                      span.source ? 1 : 0, ":", span.source ? span.source->name : std::string());
+}
+
+void AppendFlattened(const Span& span, std::vector<Span>* out,
+                     std::unordered_set<std::string>* seen) {
   if (!span) return;
   if (const auto* seq = span.as<SequentialSpanNode>()) {
-    for (const Span& inner : seq->spans) AppendFlattened(inner, out);
+    for (const Span& inner : seq->spans) AppendFlattened(inner, out, seen);
     return;
   }
-  for (const Span& existing : *out) {
-    if (SpanEqual(existing, span)) return;
-  }
-  out->push_back(span);
+  if (seen->insert(PlainSpanKey(*span)).second) out->push_back(span);
 }
 
 bool PlainSpanEqual(const SpanNode* a, const SpanNode* b) {
@@ -42,7 +51,8 @@ bool PlainSpanEqual(const SpanNode* a, const SpanNode* b) {
 
 Span MakeSequentialSpan(const std::vector<Span>& spans) {
   std::vector<Span> flat;
-  for (const Span& span : spans) AppendFlattened(span, &flat);
+  std::unordered_set<std::string> seen;
+  for (const Span& span : spans) AppendFlattened(span, &flat, &seen);
   if (flat.empty()) return Span();
   if (flat.size() == 1) return flat[0];
   return MakeRef<SequentialSpanNode>(std::move(flat));

@@ -706,8 +706,7 @@ class MainLowering {
       if (!StructuralEqual(kernel_functions_.at(index), func)) continue;
       KernelEntry& shared = kernels_[index];
       kernel_of_function_[func.get()] = index;
-      shared.info.span = MakeSequentialSpan({shared.info.span, func->span});
-      shared.served.push_back(func);
+      shared.served.push_back(func);  // its span joins the kernel's at the end
       // Kernel selection (only_kernels) asks of every occurrence: any may select the kernel.
       if (!shared.func && options_.only_kernels &&
           options_.only_kernels(KernelCandidate{shared.info.name, shared.info.function_name,
@@ -961,7 +960,11 @@ class MainLowering {
   // same loop nest, each statement naming every layer it computes.
   absl::Status RelowerSharedKernels() {
     for (KernelEntry& kernel : kernels_) {
-      if (!kernel.func || kernel.served.size() < 2) continue;
+      if (kernel.served.size() < 2) continue;
+      std::vector<Span> spans;
+      for (const Function& func : kernel.served) spans.push_back(func->span);
+      kernel.info.span = MakeSequentialSpan(spans);
+      if (!kernel.func) continue;
       if (options_.budget != nullptr) {
         KILN_RETURN_IF_ERROR(options_.budget->CheckCancelled(
             absl::StrCat("before lowering shared kernel ", kernel.info.name, " again")));
