@@ -311,7 +311,8 @@ void ScheduleElementwise(te::Schedule& schedule, const te::Tensor& t) {
   }
 }
 
-// A padding stage whose rows a vector width divides: the leading axes fused and parallel, each
+// A padding stage whose rows a vector width divides: the leading axes fused and parallel (as
+// few as give kMinParallelExtent iterations), each
 // row vectorized, so its index clamps and bounds tests act on one row's lanes (fusing the row in
 // too would divide and take remainders of every vector index). Other widths are scheduled as
 // any elementwise stage: one fused vector loop beats a scalar row loop.
@@ -339,8 +340,12 @@ void SchedulePadding(te::Schedule& schedule, const te::Tensor& t) {
   // serial loop too, so the bounds tests of the outer axes are computed once per row of vectors
   // rather than dividing the fused index for every vector.
   size_t serial = row->extent == lanes && leaves.size() >= 3 ? 2 : 1;
+  // The leading axes are fused only until the parallel loop is long enough; the axes after it
+  // stay serial loops, so a row's source position (a channel shuffle's division and remainder of
+  // the channel) is computed once per channel rather than once per row of the fused index.
   te::IterVar fused = leaves[0];
-  for (size_t i = 1; i + serial < leaves.size() && fused; ++i) {
+  for (size_t i = 1; i + serial < leaves.size() && fused && fused->extent < kMinParallelExtent;
+       ++i) {
     fused = schedule.Fuse(t, fused, leaves[i]);
   }
   if (!fused) return;

@@ -66,8 +66,8 @@ inline constexpr int64_t kBlockedConvBlockTiles[] = {4, 2, 1};
 //    epilogue is its only reader, the epilogue is tiled so and the convolution
 //    computed at its tile loop into a tile-sized buffer (registers);
 //  * a padding stage, or an injective one whose rows hold at least
-//    kMinInjectiveRowExtent elements: the leading axes fused and parallel, each row a loop of
-//    its own, vectorized when a vector width divides it (a row of one vector,
+//    kMinInjectiveRowExtent elements: the leading axes fused until kMinParallelExtent
+//    iterations and parallel, the axes after them serial, each row a loop of its own, vectorized when a vector width divides it (a row of one vector,
 //    a channel block, keeps the axis before it serial too), scalar otherwise;
 //  * any other stage left (an elementwise or injective output): all axes are
 //    fused, split by a vector width that divides the total, the inner loop

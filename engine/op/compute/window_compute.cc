@@ -276,9 +276,14 @@ ComputeResult PoolCompute(const ComputeInput& in, const std::string& op, int n, 
           inside.push_back(compute::InRange(x, extent));
           idx.push_back(compute::ClampIndex(x, extent));
         }
-        PrimExpr v = Cast(acc, data(idx));
-        return is_max ? te::Max(v, rk, compute::AllOf(inside))
-                      : te::Sum(v, rk, compute::AllOf(inside));
+        // A position outside the input contributes the reduction's identity, rather than the
+        // update being skipped by a condition: every step then stores its accumulator, so code
+        // generation keeps a tile of them in registers (a conditional store pins each to memory,
+        // and the rows a parallel loop owns are not partitioned). The load is clamped, so
+        // reading it outside is safe.
+        PrimExpr identity = is_max ? compute::LowestValue(acc) : compute::Const(acc, 0);
+        PrimExpr v = loop::MakeSelect(compute::AllOf(inside), Cast(acc, data(idx)), identity);
+        return is_max ? te::Max(v, rk) : te::Sum(v, rk);
       },
       "pool");
   if (is_max) return compute::One(compute::CastStage(pooled, result.dtype, name));

@@ -178,6 +178,32 @@ std::vector<double> RunFloatUnary(const std::string& op, const std::vector<doubl
   return RunFloatExpression(op + "(%x)", x);
 }
 
+// Native maximum and minimum propagate a NaN from either operand and, on a tie of +0 and -0, keep
+// the first operand, as the interpreter (and NumPy's maximum/minimum) do: the pairs (x[i],
+// x[10 - i]) put NaN on each side and -0 against +0 both ways, through a vector body and its
+// scalar tail (11 elements).
+TEST(VectorMathTest, MaximumAndMinimumPropagateNaNFromEitherSideAndKeepTheFirstOnATie) {
+  const std::vector<double> x = {NAN, 1, -0.0, 2, 5, 9, -3, 4, 0.0, -1, 7};
+  std::vector<double> largest = RunFloatExpression("maximum(%x, reverse(%x, axis=0))", x);
+  std::vector<double> smallest = RunFloatExpression("minimum(%x, reverse(%x, axis=0))", x);
+  ASSERT_EQ(largest.size(), 11u);
+  ASSERT_EQ(smallest.size(), 11u);
+  const std::vector<double> expected_largest = {NAN, 1, -0.0, 4, 5, 9, 5, 4, 0.0, 1, NAN};
+  const std::vector<double> expected_smallest = {NAN, -1, -0.0, 2, -3, 9, -3, 2, 0.0, -1, NAN};
+  for (size_t i = 0; i < x.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("element ", i));
+    for (auto [got, want] : {std::pair{largest[i], expected_largest[i]},
+                             std::pair{smallest[i], expected_smallest[i]}}) {
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << got;
+      } else {
+        EXPECT_EQ(got, want);
+        EXPECT_EQ(std::signbit(got), std::signbit(want)) << got;
+      }
+    }
+  }
+}
+
 // The inline exp's special values, through a vector body and its scalar tail alike (11 elements:
 // one vector of 8 and 3 in the tail).
 TEST(VectorMathTest, InlineExpSpecialValues) {
