@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/codegen/llvm/shared_library.h"
+#include "engine/driver/bounded_outputs.h"
 #include "engine/lower/kernel_flops.h"
 #include "engine/lower/kernel_selector.h"
 #include "engine/parser/parser.h"
@@ -193,6 +194,16 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
         }
         result.lowered->sample_batch = std::move(sample_batch);
       }
+      absl::StatusOr<std::vector<lower::BoundedOutput>> bounded =
+          ReadBoundedOutputs(module, *result.lowered);
+      if (!bounded.ok()) return fail(CompileStage::kLower, bounded.status());
+      if (!bounded->empty() && result.lowered->sample_batch) {
+        return fail(CompileStage::kLower,
+                    absl::UnimplementedError(
+                        "outputs whose length depends on the data and a batch known only at run "
+                        "time in one model: give the inputs fixed shapes"));
+      }
+      result.lowered->bounded_outputs = *std::move(bounded);
       result.stage_times.push_back({CompileStage::kLower, Lap(&stage_start)});
       if (loop_pipeline) {
         absl::StatusOr<IRModule> loop_optimized =

@@ -50,6 +50,15 @@ struct LoweredKernel {
   std::vector<te::Tensor> schedule_params;
 };
 
+// An output of main whose extent along `axis` only a run decides, compiled at its static bound:
+// after a run, main's scalar int64 output `length` holds how many entries along the axis it
+// filled (onnx_frontend's kBoundedOutputsAttr; driver/bounded_outputs.h cuts them).
+struct BoundedOutput {
+  int output;
+  int axis;
+  int length;
+};
+
 struct LoweredModule {
   // The kernels in order of first call, then "main".
   IRModule module;
@@ -66,6 +75,8 @@ struct LoweredModule {
   // Set when main computes one sample of a model with a symbolic batch dim (sample_batch.h):
   // code generation then exports `<prefix>_run_dynamic`, which runs main once per sample.
   std::optional<SampleBatch> sample_batch;
+  // Outputs (indices among main's outputs) compiled at a static bound (none for most models).
+  std::vector<BoundedOutput> bounded_outputs;
 };
 
 // `optimized` must have a graph function "main" calling fused (Primitive)

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/driver/numeric_drift.h"
 #include "absl/strings/str_join.h"
+#include "engine/driver/bounded_outputs.h"
 #include "engine/driver/driver.h"
 #include "engine/driver/run_model.h"
 #include "engine/loop/host_tensor.h"
@@ -159,7 +160,11 @@ Attempt CompileAndRun(const std::string& model, const driver::CompileOptions& op
             true};
   }
   driver::ModelTensors signature = driver::MakeModelTensors(*compiled);
-  if (signature.inputs.size() != inputs.size() || signature.outputs.size() != expected.size()) {
+  // Main appends one length output per bounded output (cut after the run).
+  const std::vector<lower::BoundedOutput> bounded =
+      compiled->lowered ? compiled->lowered->bounded_outputs : std::vector<lower::BoundedOutput>{};
+  if (signature.inputs.size() != inputs.size() ||
+      signature.outputs.size() != expected.size() + bounded.size()) {
     return {{Stage::kCompileError,
              absl::StrCat("the compiled model takes ", signature.inputs.size(), " inputs and gives ",
                           signature.outputs.size(), " outputs; the test has ", inputs.size(),
@@ -175,7 +180,7 @@ Attempt CompileAndRun(const std::string& model, const driver::CompileOptions& op
     }
   }
   for (size_t i = 0; i < expected.size(); ++i) {
-    if (expected[i].dtype == DataType::kUInt16 && outputs[i].dtype == DataType::kBFloat16) {
+    if (expected[i].dtype == DataType::kUInt16 && signature.outputs[i].dtype == DataType::kBFloat16) {
       expected[i].dtype = DataType::kBFloat16;
     }
   }
@@ -194,6 +199,9 @@ Attempt CompileAndRun(const std::string& model, const driver::CompileOptions& op
   if (!ran.ok()) {
     // A shape check's failure is InvalidArgument (the run itself cannot fail so otherwise).
     return {{Stage::kRunError, FirstLine(ran)}, ran.code() == absl::StatusCode::kInvalidArgument};
+  }
+  if (absl::Status cut = driver::CutBoundedOutputs(bounded, &outputs); !cut.ok()) {
+    return {{Stage::kRunError, FirstLine(cut)}};
   }
 
   for (size_t i = 0; i < outputs.size(); ++i) {

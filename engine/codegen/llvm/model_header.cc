@@ -45,6 +45,11 @@ std::string ModelHeader(const lower::LoweredModule& lowered, const std::string& 
   };
   describe("INPUT", 0, lowered.num_inputs, batch ? &batch->inputs : nullptr);
   describe("OUTPUT", lowered.num_inputs, lowered.num_outputs, batch ? &batch->outputs : nullptr);
+  for (const lower::BoundedOutput& bounded : lowered.bounded_outputs) {
+    absl::StrAppend(&out, "/* output ", bounded.output, " is bounded: a run fills the first n ",
+                    "entries of its axis ", bounded.axis, ", n the int64 in output ",
+                    bounded.length, "; the rest is padding */\n");
+  }
   absl::StrAppend(&out, "#define ", upper, "_WORKSPACE_SIZE ", workspace_bytes, "\n\n");
   if (batch) {
     absl::StrAppend(

@@ -55,6 +55,21 @@ class ConvertContext {
     declared_shapes_ = shapes;
   }
 
+  // A data-dependent output (NonZero's, Compress's, Unique's) whose model declares no static
+  // shape is compiled at its static upper bound along `axis`, `length` (an int64 scalar) holding
+  // how many entries along it a run fills: a bounded output (`docs/onnx-frontend.md`). Only
+  // nodes of the main graph may give one; the importer checks where it flows.
+  struct BoundedOutput {
+    size_t output;
+    int64_t axis;
+    Expr length;
+  };
+  bool CanBoundOutputs() const { return declared_shapes_ != nullptr; }
+  void MarkBounded(size_t output, int64_t axis, Expr length) {
+    bounded_.push_back({output, axis, std::move(length)});
+  }
+  const std::vector<BoundedOutput>& bounded_outputs() const { return bounded_; }
+
   // Attributes.
   bool HasAttr(const std::string& name) const { return FindAttr(name) != nullptr; }
   const onnx::AttributeProto* FindAttr(const std::string& name) const;
@@ -95,6 +110,7 @@ class ConvertContext {
   std::vector<Expr> inputs_;
   const OnnxImportOptions& options_;
   const std::map<std::string, std::vector<int64_t>>* declared_shapes_ = nullptr;
+  std::vector<BoundedOutput> bounded_;
 };
 
 // Reads a TensorProto (typed fields or raw_data), validating dtype, dims and

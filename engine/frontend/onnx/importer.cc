@@ -161,6 +161,9 @@ class GraphImporter {
     return BuildFunction();
   }
 
+  // After Import: (output, axis, length output) per bounded graph output, flattened.
+  const std::vector<int64_t>& bounded_outputs() const { return bounded_outputs_; }
+
  private:
   Span SpanFor(const std::string& name) const {
     return options_.span_filling ? MakeSpan(ValidUtf8(name)) : Span();
@@ -500,6 +503,73 @@ class GraphImporter {
     return order;
   }
 
+  // A value compiled at its static bound along `axis` whose run-time extent there is `length`
+  // (ConvertContext::MarkBounded), with the node that made it, for errors.
+  struct BoundedValue {
+    int64_t axis;
+    Expr length;
+    std::string origin;
+  };
+
+  // The bounded input `node` passes on to its output: Transpose, Cast and Identity move or keep
+  // the bounded axis without mixing positions along it. Any other reader would compute with the
+  // entries past the run-time length, so it is refused.
+  absl::StatusOr<std::optional<BoundedValue>> BoundedInputPassedOn(const onnx::NodeProto& node,
+                                                                   int index, int depth) const {
+    std::optional<BoundedValue> passed;
+    for (int k = 0; k < node.input_size(); ++k) {
+      auto it = bounded_.find(node.input(k));
+      if (it == bounded_.end()) continue;
+      const std::string& op = node.op_type();
+      if (depth != 0 || k != 0 || !IsDefaultDomain(node.domain()) ||
+          (op != "Transpose" && op != "Cast" && op != "Identity")) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            Describe(index), ": input ", k, " ('", node.input(k), "') is ", it->second.origin,
+            "'s output, whose extent along axis ", it->second.axis,
+            " only a run knows (the model declares no static shape for it); Kiln compiles such "
+            "a value only as a graph output, reached directly or through Transpose, Cast or "
+            "Identity: declare its shape (value_info or the graph output's type) to compile it "
+            "with a checked static extent"));
+      }
+      passed = it->second;
+    }
+    return passed;
+  }
+
+  // Binds the bounded outputs `node`'s converter marked, and the one it passes on.
+  absl::Status RecordBoundedOutputs(const onnx::NodeProto& node, int index,
+                                    const ConvertContext& ctx,
+                                    const std::optional<BoundedValue>& passed,
+                                    const std::vector<Expr>& outputs) {
+    std::string origin = absl::StrCat("ONNX node '", NodeSourceName(node, index), "' (",
+                                      node.op_type(), ")");
+    for (const ConvertContext::BoundedOutput& bounded : ctx.bounded_outputs()) {
+      if (bounded.output >= static_cast<size_t>(node.output_size()) ||
+          node.output(static_cast<int>(bounded.output)).empty()) {
+        continue;  // an output the model does not use
+      }
+      bounded_[node.output(static_cast<int>(bounded.output))] = {bounded.axis, bounded.length,
+                                                                 origin};
+    }
+    if (!passed || node.output_size() == 0 || node.output(0).empty() || outputs.empty()) {
+      return absl::OkStatus();
+    }
+    int64_t axis = passed->axis;
+    if (node.op_type() == "Transpose") {
+      const auto* type = outputs[0]->checked_type.as<TensorTypeNode>();
+      if (type == nullptr) return ctx.Error("output 0 must be a tensor");
+      const int64_t rank = static_cast<int64_t>(type->shape.size());
+      std::vector<int64_t> reversed;
+      for (int64_t d = rank; d-- > 0;) reversed.push_back(d);
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ctx.IntsAttr("perm", reversed));
+      auto at = std::find(perm.begin(), perm.end(), axis);
+      if (at == perm.end()) return ctx.Error("perm does not list the input's bounded axis");
+      axis = at - perm.begin();
+    }
+    bounded_[node.output(0)] = {axis, passed->length, passed->origin};
+    return absl::OkStatus();
+  }
+
   absl::Status ConvertNode(int index) {
     const onnx::NodeProto& node = graph_.node(index);
     return Convert(node, index, opset_, SpanFor(NodeSourceName(node, index)), 0);
@@ -523,6 +593,7 @@ class GraphImporter {
       }
       inputs.push_back(name.empty() ? Expr() : values_.at(name));
     }
+    KILN_ASSIGN_OR_RETURN(std::optional<BoundedValue> passed, BoundedInputPassedOn(node, index, depth));
     onnx_frontend::Converter converter =
         ConverterTable::Builtin().Find(QualifiedOpType(node.domain(), node.op_type()));
     const bool control_flow = IsDefaultDomain(node.domain()) && onnx_frontend::IsControlFlowOp(node.op_type());
@@ -565,6 +636,7 @@ class GraphImporter {
     } else {
       KILN_ASSIGN_OR_RETURN(outputs, converter(ctx));
     }
+    KILN_RETURN_IF_ERROR(RecordBoundedOutputs(node, index, ctx, passed, outputs));
     for (int k = 0; k < node.output_size(); ++k) {
       if (node.output(k).empty()) continue;
       if (k >= static_cast<int>(outputs.size()) || !outputs[k]) {
@@ -676,6 +748,7 @@ class GraphImporter {
 
   absl::StatusOr<Function> BuildFunction() {
     std::vector<Expr> outputs;
+    std::vector<Expr> lengths;  // of the bounded outputs, in order
     std::vector<Type> output_types;
     std::vector<Span> output_spans;
     for (const onnx::ValueInfoProto& output : graph_.output()) {
@@ -706,6 +779,12 @@ class GraphImporter {
                                depth + 1);
         }
       }
+      auto bounded = bounded_.find(output.name());
+      if (bounded != bounded_.end()) {
+        bounded_outputs_.insert(bounded_outputs_.end(),
+                                {static_cast<int64_t>(outputs.size()), bounded->second.axis, -1});
+        lengths.push_back(bounded->second.length);
+      }
       for (const Expr& value : values) {
         outputs.push_back(value);
         output_types.push_back(value->checked_type);
@@ -713,6 +792,13 @@ class GraphImporter {
       }
     }
     if (outputs.empty()) return absl::InvalidArgumentError("the graph has no outputs");
+    // Each bounded output's length is one more output, after the model's own.
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      bounded_outputs_[3 * i + 2] = static_cast<int64_t>(outputs.size());
+      outputs.push_back(lengths[i]);
+      output_types.push_back(lengths[i]->checked_type);
+      output_spans.push_back(lengths[i]->span);
+    }
     Expr body;
     if (outputs.size() == 1) {
       body = outputs[0];
@@ -737,6 +823,10 @@ class GraphImporter {
   const OnnxImportOptions& options_;
   std::map<std::string, std::vector<int64_t>> declared_shapes_;
   std::unordered_map<std::string, Expr> values_;
+  std::unordered_map<std::string, BoundedValue> bounded_;  // by value name (main graph)
+  // Per bounded graph output: its index among main's outputs, its axis, and the index of the
+  // output main appends for its length.
+  std::vector<int64_t> bounded_outputs_;
   int64_t converted_nodes_ = 0;  // graph nodes and the nodes of expanded function bodies
   int64_t run_time_ifs_ = 0;     // Ifs kept as graph `if`s (kMaxRunTimeIfs)
   int64_t expansions_ = 0;       // function bodies expanded so far: unique value-name prefixes
@@ -790,6 +880,9 @@ absl::StatusOr<IRModule> ImportOnnxModel(std::string_view model_bytes,
   if (!model.graph().name().empty()) attrs.emplace_back("name", model.graph().name());
   attrs.emplace_back("opset", opset);
   if (!model.producer_name().empty()) attrs.emplace_back("producer", model.producer_name());
+  if (!importer.bounded_outputs().empty()) {
+    attrs.emplace_back(std::string(kBoundedOutputsAttr), IntArray(importer.bounded_outputs()));
+  }
   return MakeModule({{MakeGlobalVar("main"), main}}, MakeAttrs(std::move(attrs)));
 }
 

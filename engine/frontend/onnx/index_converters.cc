@@ -291,6 +291,18 @@ absl::StatusOr<std::vector<Expr>> ConvertReverseSequence(ConvertContext& ctx) {
   return Outputs(out);
 }
 
+// The element count of a tensor of static shape.
+std::optional<int64_t> StaticElementCount(const Expr& x) {
+  const auto* type = x->checked_type.as<TensorTypeNode>();
+  if (type == nullptr) return std::nullopt;
+  int64_t count = 1;
+  for (const auto& dim : type->shape) {
+    if (!dim.is_static() || (dim.value > 0 && count > INT64_MAX / dim.value)) return std::nullopt;
+    count *= dim.value;
+  }
+  return count;
+}
+
 absl::StatusOr<std::vector<Expr>> ConvertNonZero(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   if (TensorData known = ctx.ConstantInput(0)) {
@@ -300,7 +312,15 @@ absl::StatusOr<std::vector<Expr>> ConvertNonZero(ConvertContext& ctx) {
   // Known only at run time: as many results as the output is declared with, checked.
   std::optional<std::vector<int64_t>> declared = ctx.DeclaredOutputShape(0);
   if (!declared || declared->size() != 2) {
-    KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nonzero", {x}));
+    // Undeclared: a bounded output, one column per element of x, the count filled.
+    std::optional<int64_t> elements = StaticElementCount(x);
+    if (!ctx.CanBoundOutputs() || !elements) {
+      KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nonzero", {x}));  // the relation's error
+      return Outputs(out);
+    }
+    KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nonzero", {x}, MakeAttrs({{"count", *elements}})));
+    KILN_ASSIGN_OR_RETURN(Expr length, NonzeroCount(ctx, x));
+    ctx.MarkBounded(0, 1, length);
     return Outputs(out);
   }
   int64_t count = (*declared)[1];
@@ -337,6 +357,13 @@ absl::StatusOr<std::vector<Expr>> ConvertUnique(ConvertContext& ctx) {
     std::optional<std::vector<int64_t>> declared = ctx.DeclaredOutputShape(output);
     if (declared && declared->size() == 1) count = (*declared)[0];
   }
+  // Undeclared: bounded outputs, one entry per slice of the axis, the unique ones filled.
+  const auto* tx = x->checked_type.as<TensorTypeNode>();  // flattened without an axis
+  const int64_t rank = tx == nullptr ? 0 : static_cast<int64_t>(tx->shape.size());
+  const int64_t normalized = axis < 0 ? axis + rank : axis;
+  const bool bounded = count < 0 && ctx.CanBoundOutputs() && normalized >= 0 &&
+                       normalized < rank && tx->shape[normalized].is_static();
+  if (bounded) count = tx->shape[normalized].value;
   KILN_ASSIGN_OR_RETURN(
       Expr tuple, ctx.Call("unique", {x}, MakeAttrs({{"sorted", sorted != 0}, {"axis", axis},
                                                       {"count", count}})));
@@ -345,7 +372,14 @@ absl::StatusOr<std::vector<Expr>> ConvertUnique(ConvertContext& ctx) {
     KILN_ASSIGN_OR_RETURN(Expr item, ctx.TupleGetItem(tuple, i));
     outputs.push_back(item);
   }
-  if (count >= 0) {
+  if (bounded) {
+    // As many unique slices as one more than the largest inverse index.
+    KILN_ASSIGN_OR_RETURN(Expr largest, ctx.Call("max", {outputs[2]}));
+    KILN_ASSIGN_OR_RETURN(Expr length, ctx.Call("add", {largest, ctx.Constant(MakeScalar(int64_t{1}))}));
+    ctx.MarkBounded(0, normalized, length);
+    ctx.MarkBounded(1, 0, length);
+    ctx.MarkBounded(3, 0, length);
+  } else if (count >= 0) {
     KILN_ASSIGN_OR_RETURN(Expr largest, ctx.Call("max", {outputs[2]}));
     KILN_ASSIGN_OR_RETURN(
         Expr ok, ctx.Call("equal", {largest, ctx.Constant(MakeScalar(count - 1))}));
@@ -398,12 +432,23 @@ absl::StatusOr<std::vector<Expr>> ConvertCompress(ConvertContext& ctx) {
   // Known only at run time: as many slices as the output is declared with, checked.
   std::optional<std::vector<int64_t>> declared = ctx.DeclaredOutputShape(0);
   const auto* condition_type = condition->checked_type.as<TensorTypeNode>();
-  if (!declared || static_cast<int64_t>(declared->size()) != rank || normalized < 0 ||
-      normalized >= rank || condition_type == nullptr || condition_type->shape.size() != 1 ||
-      !condition_type->shape[0].is_static() || !tx->shape[normalized].is_static() ||
-      condition_type->shape[0].value > tx->shape[normalized].value) {
+  if (normalized < 0 || normalized >= rank || condition_type == nullptr ||
+      condition_type->shape.size() != 1 || !condition_type->shape[0].is_static() ||
+      !tx->shape[normalized].is_static() ||
+      condition_type->shape[0].value > tx->shape[normalized].value ||
+      (!(declared && static_cast<int64_t>(declared->size()) == rank) &&
+       !ctx.CanBoundOutputs())) {
     KILN_ASSIGN_OR_RETURN(Expr out,
                           ctx.Call("compress", {x, condition}, MakeAttrs({{"axis", axis}})));
+    return Outputs(out);  // the relation's error
+  }
+  if (!declared || static_cast<int64_t>(declared->size()) != rank) {
+    // Undeclared: a bounded output, one slice per condition entry, the selected ones filled.
+    int64_t bound = condition_type->shape[0].value;
+    KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("compress", {x, condition},
+                                             MakeAttrs({{"axis", axis}, {"count", bound}})));
+    KILN_ASSIGN_OR_RETURN(Expr length, NonzeroCount(ctx, condition));
+    ctx.MarkBounded(0, normalized, length);
     return Outputs(out);
   }
   int64_t count = (*declared)[normalized];

@@ -141,10 +141,14 @@ absl::StatusOr<OperandRule> AxesRule(const ConvertContext& ctx, int64_t count, i
   return rule;
 }
 
-absl::StatusOr<Expr> NonzeroCountIs(ConvertContext& ctx, const Expr& x, int64_t expected) {
+absl::StatusOr<Expr> NonzeroCount(ConvertContext& ctx, const Expr& x) {
   KILN_ASSIGN_OR_RETURN(Expr flags, ctx.Call("cast", {x}, MakeAttrs({{"dtype", DataType::kBool}})));
   KILN_ASSIGN_OR_RETURN(Expr ones, ctx.Call("cast", {flags}, MakeAttrs({{"dtype", DataType::kInt64}})));
-  KILN_ASSIGN_OR_RETURN(Expr count, ctx.Call("sum", {ones}));
+  return ctx.Call("sum", {ones});
+}
+
+absl::StatusOr<Expr> NonzeroCountIs(ConvertContext& ctx, const Expr& x, int64_t expected) {
+  KILN_ASSIGN_OR_RETURN(Expr count, NonzeroCount(ctx, x));
   return ctx.Call("equal", {count, ctx.Constant(ScalarTensor(DataType::kInt64, static_cast<double>(expected)))});
 }
 

@@ -67,6 +67,8 @@ absl::StatusOr<OperandRule> AxesRule(const ConvertContext& ctx, int64_t count, i
                                      const std::function<bool(const std::vector<int64_t>&)>& gives,
                                      std::vector<std::vector<int64_t>>* accepted = nullptr);
 
+// The int64 scalar count(x != 0), counting along the whole of `x`.
+absl::StatusOr<Expr> NonzeroCount(ConvertContext& ctx, const Expr& x);
 // The bool scalar `count(x != 0) == expected`, counting along the whole of `x`.
 absl::StatusOr<Expr> NonzeroCountIs(ConvertContext& ctx, const Expr& x, int64_t expected);
 

@@ -16,8 +16,8 @@
 
 namespace kiln::driver {
 
-// Every output of `compiled` on `inputs` through one backend, or the run's error.
-inline absl::StatusOr<std::vector<std::vector<double>>> RunBackend(
+// Main's outputs of `compiled` on `inputs` through one backend, or the run's error.
+inline absl::StatusOr<std::vector<loop::HostTensor>> RunBackendTensors(
     const CompileResult& compiled, const std::vector<loop::HostTensor>& inputs, bool native) {
   ModelTensors tensors = MakeModelTensors(compiled);
   std::vector<loop::HostTensor*> in, out;
@@ -28,8 +28,16 @@ inline absl::StatusOr<std::vector<std::vector<double>>> RunBackend(
   for (loop::HostTensor& t : tensors.outputs) out.push_back(&t);
   absl::Status ran = native ? RunNative(compiled, in, out) : RunModel(compiled, in, out);
   if (!ran.ok()) return ran;
+  return std::move(tensors.outputs);
+}
+
+// Every output of `compiled` on `inputs` through one backend, or the run's error.
+inline absl::StatusOr<std::vector<std::vector<double>>> RunBackend(
+    const CompileResult& compiled, const std::vector<loop::HostTensor>& inputs, bool native) {
+  absl::StatusOr<std::vector<loop::HostTensor>> outputs = RunBackendTensors(compiled, inputs, native);
+  if (!outputs.ok()) return outputs.status();
   std::vector<std::vector<double>> values;
-  for (loop::HostTensor& t : tensors.outputs) values.push_back(t.ToDoubles());
+  for (loop::HostTensor& t : *outputs) values.push_back(t.ToDoubles());
   return values;
 }
 

@@ -450,9 +450,17 @@ TEST(TransformConvertersTest, IndexingConverters) {
   EXPECT_EQ(TypeOf(outputs->elements[3]), "Tensor[(2, 2, 5), float32]");
   EXPECT_EQ(TypeOf(outputs->elements[4]), "Tensor[(3, 4), float32]");
   EXPECT_EQ(TypeOf(outputs->elements[5]), "Tensor[(3, 4), float32]");
-  EXPECT_EQ(TypeOf(outputs->elements[6]), "Tensor[(2, ?), int64]");
-  // Unique without an axis works on the flattened input.
-  EXPECT_EQ(TypeOf(outputs->elements[7]), "Tensor[(?), float32]");
+  // Undeclared data-dependent extents are bounded outputs: NonZero one column per element of x,
+  // Unique (without an axis, of the flattened input) one entry per element; main appends their
+  // run-time lengths and the module lists (output, axis, length output) for each.
+  EXPECT_EQ(TypeOf(outputs->elements[6]), "Tensor[(2, 12), int64]");
+  EXPECT_EQ(TypeOf(outputs->elements[7]), "Tensor[(12), float32]");
+  ASSERT_EQ(outputs->elements.size(), 10u);
+  EXPECT_EQ(TypeOf(outputs->elements[8]), "Tensor[(), int64]");
+  EXPECT_EQ(TypeOf(outputs->elements[9]), "Tensor[(), int64]");
+  const AttrValue* bounded = (*module)->attrs->Find(kBoundedOutputsAttr);
+  ASSERT_NE(bounded, nullptr);
+  EXPECT_EQ(*bounded, IntArray({6, 1, 8, 7, 0, 9}));
 }
 
 TEST(TransformConvertersTest, EveryCreatedExpressionCarriesItsNodeName) {

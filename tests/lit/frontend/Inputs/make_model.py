@@ -209,11 +209,22 @@ def attention_batch():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def nonzero():
+    # torch.nonzero as torch.onnx.export writes it: NonZero then Transpose, the output's row
+    # count a symbolic dim.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, ["count", 2])
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"], name="/NonZero"),
+             helper.make_node("Transpose", ["nz"], ["y"], name="/Transpose")]
+    graph = helper.make_graph(nodes, "nonzero", [x], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
 MODELS = {"expanded_activations": expanded_activations, "unsupported": unsupported,
           "encoder": encoder, "cnn": cnn, "sequence_input": sequence_input,
           "declared_reshape": declared_reshape, "undeclared_reshape": undeclared_reshape,
           "attention_batch": attention_batch,
-          "optional_input": optional_input}
+          "optional_input": optional_input, "nonzero": nonzero}
 
 if __name__ == "__main__":
     onnx.save(MODELS[sys.argv[1]](), sys.argv[2])

@@ -1,0 +1,160 @@
+// Bounded outputs (driver/bounded_outputs.h): NonZero, Compress and Unique whose model declares no
+// output shape compile at their static bound and, after a run, are cut to the extent the run
+// filled, on both backends. Expected values worked out by hand (NumPy's nonzero, compress and
+// unique give the same).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/driver/bounded_outputs.h"
+#include "tests/unit/driver/run_all_backends.h"
+#include "tests/unit/frontend/onnx_builder.h"
+
+namespace kiln::driver {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using testing::OnnxModelBuilder;
+
+// x = [[0, 1, 0, 2],
+//      [3, 0, 0, 4],
+//      [0, 0, 0, 5]]: nonzero at (0, 1), (0, 3), (1, 0), (1, 3), (2, 3).
+const std::vector<double> kX = {0, 1, 0, 2, 3, 0, 0, 4, 0, 0, 0, 5};
+
+struct Filled {
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+};
+
+// Each of the model's outputs after a run on `inputs` and the cut, through one backend.
+std::vector<Filled> RunAndCut(const CompileResult& compiled,
+                              const std::vector<loop::HostTensor>& inputs, bool native) {
+  absl::StatusOr<std::vector<loop::HostTensor>> outputs = RunBackendTensors(compiled, inputs, native);
+  EXPECT_TRUE(outputs.ok()) << outputs.status();
+  if (!outputs.ok()) return {};
+  absl::Status cut = CutBoundedOutputs(compiled.lowered->bounded_outputs, &*outputs);
+  EXPECT_TRUE(cut.ok()) << cut;
+  std::vector<Filled> filled;
+  for (const loop::HostTensor& t : *outputs) filled.push_back({t.shape, t.ToDoubles()});
+  return filled;
+}
+
+// Both backends' outputs, checked equal; the interpreter's returned.
+std::vector<Filled> RunBoth(const std::string& model, const std::vector<loop::HostTensor>& inputs) {
+  absl::StatusOr<CompileResult> compiled = CompileForAllBackends(model);
+  if (!compiled.ok()) return {};
+  std::vector<Filled> interpreted = RunAndCut(*compiled, inputs, false);
+  std::vector<Filled> native = RunAndCut(*compiled, inputs, true);
+  EXPECT_EQ(native.size(), interpreted.size());
+  for (size_t i = 0; i < std::min(native.size(), interpreted.size()); ++i) {
+    EXPECT_EQ(native[i].shape, interpreted[i].shape) << "output " << i;
+    EXPECT_EQ(native[i].values, interpreted[i].values) << "output " << i;
+  }
+  return interpreted;
+}
+
+std::string NonZeroModel(bool transposed) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {3, 4}).Output("y");
+  b.Node("NonZero", {"x"}, {transposed ? "nz" : "y"}, "nonzero");
+  if (transposed) b.Node("Transpose", {"nz"}, {"y"}, "transpose");  // torch.nonzero's export
+  return b.Bytes();
+}
+
+TEST(BoundedOutputsTest, NonZeroWithoutADeclaredShapeGivesTheFilledColumns) {
+  loop::HostTensor x = loop::HostTensor::FromDoubles(DataType::kFloat32, {3, 4}, kX);
+  std::vector<Filled> out = RunBoth(NonZeroModel(false), {x});
+  ASSERT_EQ(out.size(), 1u);  // the length output is dropped
+  EXPECT_THAT(out[0].shape, ElementsAre(2, 5));
+  EXPECT_THAT(out[0].values, ElementsAreArray({0, 0, 1, 1, 2, 1, 3, 0, 3, 3}));
+
+  out = RunBoth(NonZeroModel(true), {x});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0].shape, ElementsAre(5, 2));
+  EXPECT_THAT(out[0].values, ElementsAreArray({0, 1, 0, 3, 1, 0, 1, 3, 2, 3}));
+
+  // Nothing nonzero: an empty output, and the whole bound when everything is.
+  out = RunBoth(NonZeroModel(false), {loop::HostTensor::Zeros(DataType::kFloat32, {3, 4})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0].shape, ElementsAre(2, 0));
+  out = RunBoth(NonZeroModel(false),
+                {loop::HostTensor::FromDoubles(DataType::kFloat32, {3, 4},
+                                               std::vector<double>(12, 1.0))});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0].shape, ElementsAre(2, 12));
+}
+
+TEST(BoundedOutputsTest, TheCompiledModelListsItsBoundAndLengthOutputs) {
+  absl::StatusOr<CompileResult> compiled = CompileForAllBackends(NonZeroModel(true));
+  ASSERT_TRUE(compiled.ok());
+  ASSERT_EQ(compiled->lowered->bounded_outputs.size(), 1u);
+  const lower::BoundedOutput& bounded = compiled->lowered->bounded_outputs[0];
+  EXPECT_EQ(bounded.output, 0);
+  EXPECT_EQ(bounded.axis, 0);  // the transpose moved NonZero's axis 1 first
+  EXPECT_EQ(bounded.length, 1);
+  ModelTensors signature = MakeModelTensors(*compiled);
+  ASSERT_EQ(signature.outputs.size(), 2u);
+  EXPECT_THAT(signature.outputs[0].shape, ElementsAre(12, 2));  // one row per element of x
+  EXPECT_TRUE(signature.outputs[1].shape.empty());
+  ASSERT_TRUE(compiled->native.has_value());
+  EXPECT_THAT(compiled->native->header,
+              HasSubstr("output 0 is bounded: a run fills the first n entries of its axis 0, n "
+                        "the int64 in output 1"));
+}
+
+TEST(BoundedOutputsTest, CompressAndUniqueWithoutDeclaredShapes) {
+  OnnxModelBuilder compress(13);
+  compress.Input("x", {3, 4}).Input("keep", {3}, onnx::TensorProto::BOOL).Output("y");
+  OnnxModelBuilder::IntAttr(compress.Node("Compress", {"x", "keep"}, {"y"}, "compress"), "axis",
+                            0);
+  std::vector<Filled> out =
+      RunBoth(compress.Bytes(), {loop::HostTensor::FromDoubles(DataType::kFloat32, {3, 4}, kX),
+                                 loop::HostTensor::FromDoubles(DataType::kBool, {3}, {1, 0, 1})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0].shape, ElementsAre(2, 4));
+  EXPECT_THAT(out[0].values, ElementsAreArray({0, 1, 0, 2, 0, 0, 0, 5}));
+
+  // unique([2, 1, 1, 3, 4, 3]) sorted: values 1 2 3 4, first indices 1 0 3 4, inverse
+  // 1 0 0 2 3 2 (not bounded: one per input), counts 2 1 2 1.
+  OnnxModelBuilder unique(13);
+  unique.Input("u", {6}).Output("values").Output("indices").Output("inverse").Output("counts");
+  unique.Node("Unique", {"u"}, {"values", "indices", "inverse", "counts"}, "unique");
+  out = RunBoth(unique.Bytes(),
+                {loop::HostTensor::FromDoubles(DataType::kFloat32, {6}, {2, 1, 1, 3, 4, 3})});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_THAT(out[0].values, ElementsAreArray({1, 2, 3, 4}));
+  EXPECT_THAT(out[1].values, ElementsAreArray({1, 0, 3, 4}));
+  EXPECT_THAT(out[2].values, ElementsAreArray({1, 0, 0, 2, 3, 2}));
+  EXPECT_THAT(out[3].values, ElementsAreArray({2, 1, 2, 1}));
+}
+
+TEST(BoundedOutputsTest, ABoundedValueReadByAnotherNodeIsAnImportErrorNamingBoth) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {3, 4}).Output("y");
+  b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
+  b.Node("Add", {"nz", "nz"}, {"y"}, "twice");
+  CompileOptions options;
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(b.Bytes(), options);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(),
+              HasSubstr("ONNX node 'twice' (#1, Add): input 0 ('nz') is ONNX node 'nonzero' "
+                        "(NonZero)'s output, whose extent along axis 1 only a run knows"));
+  EXPECT_THAT(compiled.status().message(), HasSubstr("declare its shape"));
+}
+
+TEST(BoundedOutputsTest, ALengthOutsideTheBoundIsAnInternalError) {
+  std::vector<lower::BoundedOutput> bounded = {{0, 1, 1}};
+  std::vector<loop::HostTensor> outputs = {
+      loop::HostTensor::Zeros(DataType::kInt64, {2, 3}),
+      loop::HostTensor::FromDoubles(DataType::kInt64, {}, {4})};
+  absl::Status cut = CutBoundedOutputs(bounded, &outputs);
+  EXPECT_EQ(cut.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(cut.message(), HasSubstr("run-time length 4 is outside [0, 3]"));
+}
+
+}  // namespace
+}  // namespace kiln::driver
