@@ -1,8 +1,9 @@
-// Bounded outputs: outputs whose extent along one axis only a run decides (NonZero, Compress and
-// Unique where the ONNX model declares no static shape) are compiled at their static upper
-// bound, main appending each one's length as an int64 scalar output (onnx_frontend's
-// kBoundedOutputsAttr, lower::BoundedOutput). Whoever runs the model cuts each to its length and
-// drops the length outputs, leaving the model's own outputs at the extents the run filled.
+// Bounded outputs: outputs whose extent along one axis only a run decides (NonZero, Compress,
+// Unique and NonMaxSuppression where the ONNX model declares no static shape) are compiled at
+// their static upper bound, main appending each one's length as an int64 scalar output
+// (onnx_frontend's kBoundedOutputsAttr, lower::BoundedOutput). Whoever runs the model cuts each
+// to its length and drops the length outputs, leaving the model's own outputs at the extents the
+// run filled.
 #pragma once
 
 #include <string>

@@ -55,10 +55,11 @@ class ConvertContext {
     declared_shapes_ = shapes;
   }
 
-  // A data-dependent output (NonZero's, Compress's, Unique's) whose model declares no static
-  // shape is compiled at its static upper bound along `axis`, `length` (an int64 scalar) holding
-  // how many entries along it a run fills: a bounded output (`docs/onnx-frontend.md`). Only
-  // nodes of the main graph may give one; the importer checks where it flows.
+  // A data-dependent output (NonZero's, Compress's, Unique's, NonMaxSuppression's) whose model
+  // declares no static shape is compiled at its static upper bound along `axis`, `length` (an
+  // int64 scalar) holding how many entries along it a run fills: a bounded output
+  // (`docs/onnx-frontend.md`). Only nodes of the main graph may give one; the importer checks
+  // where it flows.
   struct BoundedOutput {
     size_t output;
     int64_t axis;

@@ -14,7 +14,8 @@
 //
 // selected_indices has one row per selected box, a number only the run knows: like NonZero's,
 // the output is compiled to the rows the model declares and the run checks the count
-// (docs/onnx-frontend.md, "Shapes decided at run time").
+// (docs/onnx-frontend.md, "Shapes decided at run time"), or, undeclared, it is a bounded output
+// of one row per candidate ("Bounded outputs").
 #include <numeric>
 #include <string>
 #include <vector>
@@ -148,13 +149,15 @@ absl::StatusOr<std::vector<Expr>> ConvertNonMaxSuppression(ConvertContext& ctx) 
   }
 
   std::optional<std::vector<int64_t>> declared = ctx.DeclaredOutputShape(0);
-  if (!declared || declared->size() != 2 || (*declared)[1] != 3 || (*declared)[0] < 0) {
+  // Undeclared: a bounded output, one row per (batch, class, box) candidate, the selected filled.
+  const bool bounded = !declared && ctx.CanBoundOutputs();
+  if (!bounded && (!declared || declared->size() != 2 || (*declared)[1] != 3 || (*declared)[0] < 0)) {
     return ctx.Error(
         "selected_indices has one row per selected box, a number known only when the model runs: "
         "declare the output's shape [K, 3] (Kiln compiles K rows and checks the count when the "
         "model runs)");
   }
-  const int64_t rows = (*declared)[0];
+  const int64_t rows = bounded ? batches * classes * spatial : (*declared)[0];
   KILN_RETURN_IF_ERROR(ctx.ChargeBytes(batches * classes * spatial * 4 * int64_t{sizeof(int64_t)},
                                        "NonMaxSuppression's candidates"));
 
@@ -292,12 +295,17 @@ absl::StatusOr<std::vector<Expr>> ConvertNonMaxSuppression(ConvertContext& ctx) 
       table, ctx.Call("reshape", {table}, MakeAttrs({{"newshape", IntArray({candidates, 3})}})));
   KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("compress", {table, flags},
                                            MakeAttrs({{"axis", int64_t{0}}, {"count", rows}})));
-  KILN_ASSIGN_OR_RETURN(Expr ok, NonzeroCountIs(ctx, flags, rows));
-  KILN_ASSIGN_OR_RETURN(out,
-                        GuardCondition(ctx, out, ok,
-                                       absl::StrCat("the inputs must select ", rows,
-                                                    " boxes (the rows the model declares for "
-                                                    "selected_indices and was compiled for)")));
+  if (bounded) {
+    KILN_ASSIGN_OR_RETURN(Expr length, NonzeroCount(ctx, flags));
+    ctx.MarkBounded(0, 0, length);
+  } else {
+    KILN_ASSIGN_OR_RETURN(Expr ok, NonzeroCountIs(ctx, flags, rows));
+    KILN_ASSIGN_OR_RETURN(out,
+                          GuardCondition(ctx, out, ok,
+                                         absl::StrCat("the inputs must select ", rows,
+                                                      " boxes (the rows the model declares for "
+                                                      "selected_indices and was compiled for)")));
+  }
   if (ctx.HasInput(3)) {  // as ONNX Runtime refuses a threshold outside [0, 1]
     KILN_ASSIGN_OR_RETURN(
         Expr low, ctx.Call("greater_equal",

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/driver/bounded_outputs.h"
 #include "tests/unit/driver/run_all_backends.h"
 #include "tests/unit/frontend/onnx_builder.h"
 
@@ -96,15 +97,27 @@ TEST(NonMaxSuppressionTest, ARunSelectingAnotherCountOrGivingABadThresholdFails)
   EXPECT_THAT(failures[0].message(), HasSubstr("iou_threshold (input 3) must lie in [0, 1]"));
 }
 
-TEST(NonMaxSuppressionTest, AnUndeclaredCountOrAnUnknownBoxFormatIsACompileError) {
+// Undeclared, selected_indices is a bounded output: one row per (batch, class, box) candidate,
+// the run filling the 5 selected ones (driver/bounded_outputs.h).
+TEST(NonMaxSuppressionTest, AnUndeclaredCountIsABoundedOutput) {
+  absl::StatusOr<CompileResult> compiled = CompileForAllBackends(NmsModel(-1));
+  ASSERT_TRUE(compiled.ok());
+  ASSERT_EQ(compiled->lowered->bounded_outputs.size(), 1u);
+  for (bool native : {false, true}) {
+    absl::StatusOr<std::vector<loop::HostTensor>> outputs =
+        RunBackendTensors(*compiled, Inputs(kCorners, 3), native);
+    ASSERT_TRUE(outputs.ok()) << outputs.status();
+    EXPECT_THAT((*outputs)[0].shape, ElementsAreArray({8, 3}));  // 1 batch x 2 classes x 4 boxes
+    ASSERT_TRUE(CutBoundedOutputs(compiled->lowered->bounded_outputs, &*outputs).ok());
+    ASSERT_EQ(outputs->size(), 1u);
+    EXPECT_THAT((*outputs)[0].ToDoubles(),
+                ElementsAreArray({0, 0, 2, 0, 0, 1, 0, 1, 3, 0, 1, 1, 0, 1, 0}));
+  }
+}
+
+TEST(NonMaxSuppressionTest, AnUnknownBoxFormatIsACompileError) {
   CompileOptions options;
-  absl::StatusOr<CompileResult> compiled = CompileOnnx(NmsModel(-1), options);
-  ASSERT_FALSE(compiled.ok());
-  EXPECT_THAT(
-      compiled.status().message(),
-      HasSubstr("NonMaxSuppression): selected_indices has one row per selected box, a "
-                "number known only when the model runs: declare the output's shape [K, 3]"));
-  compiled = CompileOnnx(NmsModel(4, 2), options);
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(NmsModel(4, 2), options);
   ASSERT_FALSE(compiled.ok());
   EXPECT_THAT(compiled.status().message(), HasSubstr("attribute 'center_point_box' is 2"));
 }
