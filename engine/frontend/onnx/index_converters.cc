@@ -128,6 +128,42 @@ absl::StatusOr<std::vector<Expr>> ConvertOneHot(ConvertContext& ctx) {
 }
 
 // TopK's k is an attribute in opset 1 and a one-element input from opset 10.
+absl::StatusOr<Expr> RuntimeInt64(ConvertContext& ctx, size_t i, const char* what);
+
+// TopK whose K only a run knows and whose outputs the model declares with no static shape:
+// bounded outputs, the whole axis sorted (sorted or not, ONNX leaves the order of an unsorted
+// result open), the first K filled; a K outside [0, extent] fails the run.
+absl::StatusOr<std::vector<Expr>> BoundedTopK(ConvertContext& ctx, const Expr& x, int64_t axis,
+                                             int64_t largest) {
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(0));
+  const int64_t rank = static_cast<int64_t>(type->shape.size());
+  if (axis < -rank || axis >= rank) {
+    return ctx.Error(absl::StrCat("axis ", axis, " is out of range for rank ", rank));
+  }
+  const int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (!type->shape[normalized].is_static()) {
+    return ctx.Error("the axis's extent must be static to bound K given at run time");
+  }
+  const int64_t extent = type->shape[normalized].value;
+  KILN_ASSIGN_OR_RETURN(
+      Expr tuple, ctx.Call("topk", {x}, MakeAttrs({{"k", extent}, {"axis", normalized},
+                                                   {"largest", largest != 0}, {"sorted", true}})));
+  KILN_ASSIGN_OR_RETURN(Expr length, RuntimeInt64(ctx, 1, "K"));
+  KILN_ASSIGN_OR_RETURN(Expr low, ctx.Call("greater_equal", {length, ctx.Constant(MakeScalar(int64_t{0}))}));
+  KILN_ASSIGN_OR_RETURN(Expr high, ctx.Call("less_equal", {length, ctx.Constant(MakeScalar(extent))}));
+  KILN_ASSIGN_OR_RETURN(Expr within, ctx.Call("logical_and", {low, high}));
+  std::vector<Expr> outputs;
+  for (int i = 0; i < 2; ++i) {
+    KILN_ASSIGN_OR_RETURN(Expr item, ctx.TupleGetItem(tuple, i));
+    KILN_ASSIGN_OR_RETURN(item, GuardCondition(ctx, item, within,
+                                               absl::StrCat("input 1 (K) must lie in [0, ", extent,
+                                                            "], the extent of axis ", normalized)));
+    ctx.MarkBounded(static_cast<size_t>(i), normalized, length);
+    outputs.push_back(item);
+  }
+  return outputs;
+}
+
 absl::StatusOr<std::vector<Expr>> ConvertTopK(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Expr x, ctx.Input(0));
   int64_t k = 0;
@@ -137,6 +173,11 @@ absl::StatusOr<std::vector<Expr>> ConvertTopK(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", -1));
   // A k known only at run time: the extent the outputs are declared with along the axis, checked.
   const bool runtime_k = ctx.opset() >= 10 && KnownOnlyAtRunTime(ctx, 1);
+  if (runtime_k && !ctx.DeclaredOutputShape(0) && !ctx.DeclaredOutputShape(1) &&
+      ctx.CanBoundOutputs()) {
+    KILN_ASSIGN_OR_RETURN(int64_t largest, ctx.IntAttr("largest", 1));
+    return BoundedTopK(ctx, x, axis, largest);
+  }
   if (runtime_k) {
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 1, "K"));
     const int64_t rank = static_cast<int64_t>(declared.size());

@@ -132,6 +132,33 @@ TEST(BoundedOutputsTest, CompressAndUniqueWithoutDeclaredShapes) {
   EXPECT_THAT(out[3].values, ElementsAreArray({2, 1, 2, 1}));
 }
 
+// TopK with K given at run time: both outputs bounded by the axis (5), the first K filled.
+// Rows [3, 1, 4, 1, 5] and [9, 2, 6, 5, 3], K = 3: values 5 4 3 | 9 6 5, indices 4 2 0 | 0 2 3.
+TEST(BoundedOutputsTest, TopKOfARunTimeKFillsTheFirstKAndRefusesALargerOne) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {2, 5}).Input("k", {1}, onnx::TensorProto::INT64);
+  b.Output("values").Output("indices");
+  b.Node("TopK", {"x", "k"}, {"values", "indices"}, "topk");
+  const std::string model = b.Bytes();
+  auto inputs = [](double k) {
+    return std::vector<loop::HostTensor>{
+        loop::HostTensor::FromDoubles(DataType::kFloat32, {2, 5}, {3, 1, 4, 1, 5, 9, 2, 6, 5, 3}),
+        loop::HostTensor::FromDoubles(DataType::kInt64, {1}, {k})};
+  };
+  std::vector<Filled> out = RunBoth(model, inputs(3));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(out[0].shape, ElementsAre(2, 3));
+  EXPECT_THAT(out[0].values, ElementsAreArray({5, 4, 3, 9, 6, 5}));
+  EXPECT_THAT(out[1].values, ElementsAreArray({4, 2, 0, 0, 2, 3}));
+  out = RunBoth(model, inputs(0));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(out[0].shape, ElementsAre(2, 0));
+
+  std::vector<absl::Status> failures = RunFailures(model, inputs(6));
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_THAT(failures[0].message(), HasSubstr("input 1 (K) must lie in [0, 5]"));
+}
+
 TEST(BoundedOutputsTest, ABoundedValueReadByAnotherNodeIsAnImportErrorNamingBoth) {
   OnnxModelBuilder b(13);
   b.Input("x", {3, 4}).Output("y");
