@@ -56,10 +56,10 @@ absl::StatusOr<IRModule> ImportOnnxModel(std::string_view model_bytes,
 
 // The module attribute listing main's bounded outputs: outputs whose extent along one axis only a
 // run decides (NonZero, Compress, Unique, NonMaxSuppression and TopK of a run-time K where the
-// model declares no static shape), compiled at their static upper bound. Per bounded output three ints: its index among
-// main's outputs, the axis, and the index of the int64 scalar output main appends (after the
-// model's outputs) holding how many entries along the axis the run filled; the rest of the axis
-// is padding.
+// model declares no static shape), compiled at their static upper bound. Per bounded output three
+// ints: its index among main's outputs, the axis, and the index of the int64 scalar output main
+// appends (after the model's outputs) holding how many entries along the axis the run filled; the
+// rest of the axis is padding.
 inline constexpr std::string_view kBoundedOutputsAttr = "bounded_outputs";
 
 // The ONNX op types the importer converts, sorted.
