@@ -372,18 +372,20 @@ absl::StatusOr<std::vector<double>> ConstantFloats(const ConvertContext& ctx, si
 // Resize (opsets 10, 11, 13) and Upsample (7: scales attribute, 9: input).
 // Both scale or size every dim; Kiln resizes the spatial ones, so N and C
 // must keep their extents.
-// Resize's scales input (2), known only at run time, for a model declaring its output shape
-// `declared`: the spatial scales, guarded by a check that batch and channel scales are 1 and
-// that floor(input * scale) gives the declared extent of every spatial dim (as ONNX sizes it).
-absl::StatusOr<Expr> RunTimeResizeScales(ConvertContext& ctx, const std::vector<int64_t>& declared) {
+// The scales input (`input`: Resize's 2, Upsample's and Resize-10's 1), known only at run time,
+// for a model declaring its output shape `declared`: the spatial scales, guarded by a check that
+// batch and channel scales are 1 and that floor(input * scale) gives the declared extent of every
+// spatial dim (as ONNX sizes it).
+absl::StatusOr<Expr> RunTimeResizeScales(ConvertContext& ctx, size_t input,
+                                         const std::vector<int64_t>& declared) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, StaticInputShape(ctx, 0));
-  KILN_ASSIGN_OR_RETURN(Expr scales, ctx.Input(2));
-  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(2));
+  KILN_ASSIGN_OR_RETURN(Expr scales, ctx.Input(input));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(input));
   const int64_t rank = static_cast<int64_t>(shape.size());
   if (!IsFloat(type->dtype) || type->shape.size() != 1 || type->shape[0] != Dim::Static(rank) ||
       declared.size() != shape.size()) {
-    return ctx.Error(absl::StrCat("input 2 (scales) must hold ", rank, " floats, one per dim of "
-                                  "the input and of the declared output"));
+    return ctx.Error(absl::StrCat("input ", input, " (scales) must hold ", rank,
+                                  " floats, one per dim of the input and of the declared output"));
   }
   auto f64 = [&](double v) { return ctx.Constant(ScalarTensor(DataType::kFloat64, v)); };
   KILN_ASSIGN_OR_RETURN(Expr wide, ctx.Call("cast", {scales}, MakeAttrs({{"dtype", DataType::kFloat64}})));
@@ -407,7 +409,8 @@ absl::StatusOr<Expr> RunTimeResizeScales(ConvertContext& ctx, const std::vector<
                                                           {"strides", IntArray({1})},
                                                           {"axes", IntArray({0})}})));
   return GuardCondition(ctx, spatial, ok,
-                        absl::StrCat("input 2 (scales) must give the shape ", DimsString(declared),
+                        absl::StrCat("input ", input, " (scales) must give the shape ",
+                                     DimsString(declared),
                                      " (the shape the model declares and was compiled for)"));
 }
 
@@ -435,16 +438,16 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
   std::vector<int64_t> sizes;
   std::optional<OperandRule> runtime_sizes;
   Expr runtime_scales;
-  if (!legacy && KnownOnlyAtRunTime(ctx, 2)) {
+  const size_t scales_input = legacy ? 1 : 2;
+  if ((!upsample || ctx.opset() >= 9) && KnownOnlyAtRunTime(ctx, scales_input)) {
     // Scales known only at run time: the declared output shape, the scales read by the kernel
     // (its coordinates use them, not output / input) and checked to give that shape.
-    KILN_ASSIGN_OR_RETURN(sizes, DeclaredShapeOrError(ctx, 0, 2, "scales"));
-    KILN_ASSIGN_OR_RETURN(runtime_scales, RunTimeResizeScales(ctx, sizes));
+    KILN_ASSIGN_OR_RETURN(sizes, DeclaredShapeOrError(ctx, 0, scales_input, "scales"));
+    KILN_ASSIGN_OR_RETURN(runtime_scales, RunTimeResizeScales(ctx, scales_input, sizes));
   } else if (upsample && ctx.opset() < 9) {
     KILN_ASSIGN_OR_RETURN(std::vector<float> attr, ctx.FloatsAttr("scales", std::nullopt));
     scales.assign(attr.begin(), attr.end());
   } else {
-    size_t scales_input = legacy ? 1 : 2;
     if (ctx.HasInput(scales_input)) {
       KILN_ASSIGN_OR_RETURN(scales, ConstantFloats(ctx, scales_input, "scales"));
     }
@@ -487,10 +490,17 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
   int64_t exclude_outside = 0;
   std::vector<double> roi;
   if (legacy) {
+    // Nearest rounds down when growing and up when shrinking. Run-time scales shrink a dim
+    // exactly when its declared extent is below the input's (floor(in * s) < in iff s < 1), and
+    // the check of the scales holds the run to that extent.
     bool down = false, up = false;
     for (size_t d = 2; d < rank && !scales.empty(); ++d) {
       down |= scales[d] < 1;
       up |= scales[d] > 1;
+    }
+    for (size_t d = 2; d < rank && runtime_scales && tx->shape[d].is_static(); ++d) {
+      down |= sizes[d] < tx->shape[d].value;
+      up |= sizes[d] > tx->shape[d].value;
     }
     if (down && up && method == "nearest_neighbor") {
       return ctx.Error(

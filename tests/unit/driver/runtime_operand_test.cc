@@ -223,6 +223,26 @@ TEST(RuntimeOperandTest, ResizeReadsItsScalesAtRunTimeForTheDeclaredShape) {
   }
 }
 
+// Upsample (opset 9) of x = [1, 2, 3, 4] by scales known only at run time to the declared width 8:
+// nearest reads x[floor(i / s)] (asymmetric, rounding down when growing): s = 2 gives
+// [1, 1, 2, 2, 3, 3, 4, 4], s = 2.2 (floor(4 * 2.2) = 8 too) gives [1, 1, 1, 2, 2, 3, 3, 4];
+// s = 1 asks for width 4 and fails the run.
+TEST(RuntimeOperandTest, UpsampleReadsItsScalesAtRunTimeForTheDeclaredShape) {
+  OnnxModelBuilder b(9);
+  b.Input("x", {1, 1, 1, 4}).Input("scales", {4}).Output("y", {1, 1, 1, 8});
+  b.Node("Upsample", {"x", "scales"}, {"y"}, "upsample");
+  const std::string model = b.Bytes();
+  loop::HostTensor x = loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 1, 1, 4}, {1, 2, 3, 4});
+  auto scales = [](double width) {
+    return loop::HostTensor::FromDoubles(DataType::kFloat32, {4}, {1, 1, 1, width});
+  };
+  EXPECT_THAT(RunAll(model, {x, scales(2)})[0], ElementsAreArray({1, 1, 2, 2, 3, 3, 4, 4}));
+  EXPECT_THAT(RunAll(model, {x, scales(2.2)})[0], ElementsAreArray({1, 1, 1, 2, 2, 3, 3, 4}));
+  std::vector<absl::Status> failures = RunFailures(model, {x, scales(1)});
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_THAT(failures[0].message(), ::testing::HasSubstr("input 1 (scales) must give the shape"));
+}
+
 TEST(RuntimeOperandTest, ASliceWhoseExtentOnlyARunKnowsIsAnErrorSayingWhatToGive) {
   OnnxModelBuilder b(13);
   // Nothing tells the extent: not the graph (ends is no constant past starts), not a
