@@ -53,6 +53,40 @@ TEST(SequenceOpsTest, InsertEraseAndAtWithNegativePositions) {
   EXPECT_THAT(out[1], ElementsAre(3));
 }
 
+// The same chain with the three positions given at run time (graph inputs): every tensor of one
+// type, so each slot picks among them. Positions -1, 0, -2 give d as above; 2, 1, 0 give
+// [a, b, d, c] -> [a, d, c] -> a; a position outside the sequence fails the run.
+TEST(SequenceOpsTest, PositionsGivenAtRunTimePickAmongTensorsOfOneType) {
+  OnnxModelBuilder b;
+  for (const char* name : {"a", "b", "c", "d"}) b.Input(name, {2});
+  for (const char* name : {"p_insert", "p_erase", "p_at"}) b.Input(name, {}, onnx::TensorProto::INT64);
+  b.Output("out").Output("len");
+  b.Node("SequenceConstruct", {"a", "b", "c"}, {"s1"}, "construct");
+  b.Node("SequenceInsert", {"s1", "d", "p_insert"}, {"s2"}, "insert");
+  b.Node("SequenceErase", {"s2", "p_erase"}, {"s3"}, "erase");
+  b.Node("SequenceAt", {"s3", "p_at"}, {"out"}, "at");
+  b.Node("SequenceLength", {"s3"}, {"len"}, "length");
+  const std::string model = b.Bytes();
+  auto inputs = [](int64_t insert, int64_t erase, int64_t at) {
+    auto position = [](int64_t p) {
+      return loop::HostTensor::FromDoubles(DataType::kInt64, {}, {static_cast<double>(p)});
+    };
+    return std::vector<loop::HostTensor>{Floats({2}, {1, 2}), Floats({2}, {3, 4}),
+                                         Floats({2}, {5, 6}), Floats({2}, {7, 8}),
+                                         position(insert), position(erase), position(at)};
+  };
+  auto out = RunAll(model, inputs(-1, 0, -2));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(out[0], ElementsAre(7, 8));
+  EXPECT_THAT(out[1], ElementsAre(3));
+  EXPECT_THAT(RunAll(model, inputs(2, 1, 0))[0], ElementsAre(1, 2));
+  EXPECT_THAT(RunAll(model, inputs(3, 3, 2))[0], ElementsAre(5, 6));  // appended d erased
+  std::vector<absl::Status> failures = RunFailures(model, inputs(4, 0, 0));
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_THAT(failures[0].message(),
+              HasSubstr("position (input 2) must lie in [-3, 3] for a sequence of 3 tensors"));
+}
+
 // x (5, 2) split along axis 0 into pieces of 2: (2, 2), (2, 2) and the shorter (1, 2). The
 // first two are stacked on a new last axis; the third is read alone.
 TEST(SequenceOpsTest, SplitByAScalarThenConcatOnANewAxis) {
