@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <numeric>
 #include <optional>
 #include <utility>
 #include <string>
@@ -183,7 +184,23 @@ absl::StatusOr<std::vector<Expr>> ConvertStft(ConvertContext& ctx) {
   if (onesided != 0 && shape[2] == 2) {
     return ctx.Error("onesided output needs a real signal (a last axis of 1)");
   }
-  KILN_ASSIGN_OR_RETURN(int64_t step, ConstantScalarInt(ctx, 1, "frame_step"));
+  // A frame step only a run knows: the frame count the model declares (output axis 1), the
+  // frames' positions computed at run time and checked to give that count.
+  int64_t step = 1;
+  Expr runtime_step;
+  int64_t declared_frames = -1;
+  if (KnownOnlyAtRunTime(ctx, 1)) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> declared, DeclaredShapeOrError(ctx, 0, 1, "frame_step"));
+    if (declared.size() != 4 || declared[1] < 1) {
+      return ctx.Error(absl::StrCat("the declared output ", DimsString(declared),
+                                    " must be [batch, frames, bins, 2] with at least one frame"));
+    }
+    declared_frames = declared[1];
+    KILN_ASSIGN_OR_RETURN(Expr given, ctx.Input(1));
+    KILN_ASSIGN_OR_RETURN(runtime_step, OneElementAsScalar(ctx, given, DataType::kInt64, "frame_step"));
+  } else {
+    KILN_ASSIGN_OR_RETURN(step, ConstantScalarInt(ctx, 1, "frame_step"));
+  }
   int64_t frame_length = -1;
   if (ctx.HasInput(2)) {
     KILN_ASSIGN_OR_RETURN(const TensorTypeNode* window_type, ctx.InputTensorType(2));
@@ -205,19 +222,38 @@ absl::StatusOr<std::vector<Expr>> ConvertStft(ConvertContext& ctx) {
                                   " must be positive, the frame within the signal's ", shape[1],
                                   " samples (and at most ", kMaxDftLength, ")"));
   }
-  const int64_t frames = 1 + (shape[1] - frame_length) / step;
+  const int64_t frames = runtime_step ? declared_frames : 1 + (shape[1] - frame_length) / step;
   if (frames > ctx.options().max_tensor_elements / frame_length) {
     return ctx.Error(absl::StrCat(frames, " frames of ", frame_length,
                                   " samples exceed the element limit"));
   }
   KILN_RETURN_IF_ERROR(
       ctx.ChargeBytes(frames * frame_length * int64_t{sizeof(int64_t)}, "the STFT frame table"));
-  std::vector<int64_t> frame_positions;
-  frame_positions.reserve(static_cast<size_t>(frames * frame_length));
-  for (int64_t f = 0; f < frames; ++f) {
-    for (int64_t j = 0; j < frame_length; ++j) frame_positions.push_back(f * step + j);
+  Expr positions;
+  if (runtime_step) {
+    // frame f, sample j at f * step + j; the run fails unless step >= 1 and the signal holds
+    // exactly the declared frames (1 + (length - frame_length) / step).
+    std::vector<int64_t> starts(static_cast<size_t>(frames)), offsets(static_cast<size_t>(frame_length));
+    std::iota(starts.begin(), starts.end(), 0);
+    std::iota(offsets.begin(), offsets.end(), 0);
+    KILN_ASSIGN_OR_RETURN(Expr first, ctx.Call("multiply", {ctx.Constant(Int64Tensor({frames, 1}, starts)), runtime_step}));
+    KILN_ASSIGN_OR_RETURN(positions, ctx.Call("add", {first, ctx.Constant(Int64Tensor({1, frame_length}, offsets))}));
+    auto int64 = [&](int64_t v) { return ctx.Constant(ScalarTensor(DataType::kInt64, static_cast<double>(v))); };
+    KILN_ASSIGN_OR_RETURN(Expr positive, ctx.Call("greater_equal", {runtime_step, int64(1)}));
+    KILN_ASSIGN_OR_RETURN(Expr spans, ctx.Call("divide", {int64(shape[1] - frame_length), runtime_step}));
+    KILN_ASSIGN_OR_RETURN(Expr fits, ctx.Call("equal", {spans, int64(frames - 1)}));
+    KILN_ASSIGN_OR_RETURN(Expr ok, ctx.Call("logical_and", {positive, fits}));
+    KILN_ASSIGN_OR_RETURN(positions, GuardCondition(ctx, positions, ok,
+                                                    absl::StrCat("input 1 (frame_step) must be at least 1 and give the ",
+                                                                 frames, " frames the model declares")));
+  } else {
+    std::vector<int64_t> frame_positions;
+    frame_positions.reserve(static_cast<size_t>(frames * frame_length));
+    for (int64_t f = 0; f < frames; ++f) {
+      for (int64_t j = 0; j < frame_length; ++j) frame_positions.push_back(f * step + j);
+    }
+    positions = ctx.Constant(Int64Tensor({frames, frame_length}, frame_positions));
   }
-  Expr positions = ctx.Constant(Int64Tensor({frames, frame_length}, frame_positions));
   KILN_ASSIGN_OR_RETURN(auto parts, SplitComplex(ctx, signal, 3, shape[2]));
   Expr window;
   if (ctx.HasInput(2)) {

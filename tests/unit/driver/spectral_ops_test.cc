@@ -94,6 +94,28 @@ TEST(SpectralOpsTest, StftTransformsEachWindowedFrame) {
   }
 }
 
+// The frame step given at run time, for the declared [1, 3, 3, 2] output: step 2 gives the frames
+// above (0..3), (2..5), (4..7), windowed by (1, 0, 0, 0): each frame's first sample in every bin.
+// Step 3 would give 2 frames: the run fails.
+TEST(SpectralOpsTest, AStftFrameStepGivenAtRunTimeMustGiveTheDeclaredFrames) {
+  OnnxModelBuilder b(17);
+  b.Input("signal", {1, 8, 1}).Input("step", {}, onnx::TensorProto::INT64).Input("window", {4});
+  b.Output("y", {1, 3, 3, 2});
+  b.Node("STFT", {"signal", "step", "window"}, {"y"}, "stft");
+  auto inputs = [](double step) {
+    return std::vector<loop::HostTensor>{
+        loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 8, 1}, {0, 1, 2, 3, 4, 5, 6, 7}),
+        loop::HostTensor::FromDoubles(DataType::kInt64, {}, {step}),
+        loop::HostTensor::FromDoubles(DataType::kFloat32, {4}, {1, 0, 0, 0})};
+  };
+  EXPECT_THAT(RunAll(b.Bytes(), inputs(2))[0],
+              Pointwise(DoubleNear(1e-5), {0, 0, 0, 0, 0, 0, 2, 0, 2, 0, 2, 0, 4, 0, 4, 0, 4, 0}));
+  std::vector<absl::Status> failures = RunFailures(b.Bytes(), inputs(3));
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_THAT(failures[0].message(),
+              ::testing::HasSubstr("input 1 (frame_step) must be at least 1 and give the 3 frames"));
+}
+
 // MelWeightMatrix from constant scalars. With both edges at 0 Hz every filter's edges and center
 // fall in spectrogram bin 0: a one there (the center of a zero-width rise), zeros elsewhere.
 std::string MelModel(int32_t mel_bins, int32_t dft_length, int32_t sample_rate, float upper) {
