@@ -69,25 +69,32 @@ absl::StatusOr<Type> ResizeRelation(const TypeRelationInput& in, int n) {
   }
   std::vector<int64_t> size = IntArrayAttr(in.attrs, "size");
   const AttrValue::Array& scales = in.attrs.Find("scales")->get<AttrValue::Array>();
+  const bool crop = StringAttr(in.attrs, "coordinate_transformation_mode") == "tf_crop_and_resize";
+  const bool roi_attr = !in.attrs.Find("roi")->get<AttrValue::Array>().empty();
+  bool roi_operand = false;
   if (in.args.size() == 2) {
+    // The operand known only at run time: n scales, or (tf_crop_and_resize) the roi's n starts
+    // then n ends.
     KILN_ASSIGN_OR_RETURN(const TensorTypeNode* run_time, TensorArg(in, 1));
+    roi_operand = crop && !roi_attr && run_time->shape.size() == 1 &&
+                  run_time->shape[0] == Dim::Static(2 * n);
     if (!IsFloat(run_time->dtype) || run_time->shape.size() != 1 ||
-        run_time->shape[0] != Dim::Static(n)) {
+        (run_time->shape[0] != Dim::Static(n) && !roi_operand)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "the scales operand must be ", n, " floats (one per spatial dim), got ",
-          TypeToString(in.args[1])));
+          "the operand must be ", n, " scales", crop ? absl::StrCat(" or ", 2 * n, " roi values") : "",
+          " (floats, per spatial dim), got ", TypeToString(in.args[1])));
     }
-    if (!scales.empty()) {
+    if (!scales.empty() && !roi_operand) {
       return absl::InvalidArgumentError("scales are given both as an attribute and an operand");
     }
     for (int64_t extent : size) {
       if (extent < 0) {
-        return absl::InvalidArgumentError("with scales as an operand, the size must be given");
+        return absl::InvalidArgumentError(
+            "with scales or a roi as an operand, the size must be given");
       }
     }
   }
-  if (StringAttr(in.attrs, "coordinate_transformation_mode") == "tf_crop_and_resize" &&
-      in.attrs.Find("roi")->get<AttrValue::Array>().empty()) {
+  if (crop && !roi_attr && !roi_operand) {
     return absl::InvalidArgumentError("tf_crop_and_resize needs a roi");
   }
   std::vector<Dim> shape = {data->shape[0], data->shape[1]};
@@ -145,7 +152,7 @@ void RegisterImageOps(OpRegistry& registry) {
         {"extrapolation_value", AttrKind::kFloat, AttrValue(0.0),
          "tf_crop_and_resize only: the value outside the input", nullptr},
     };
-    entry.max_args = 2;  // data, and optionally the scales known only at run time
+    entry.max_args = 2;  // data, and optionally the scales (or roi) known only at run time
     entry.relation = [n](const TypeRelationInput& in) { return ResizeRelation(in, n); };
     entry.pattern = OpPattern::kInjective;
     registry.Register(std::move(entry));

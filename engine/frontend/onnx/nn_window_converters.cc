@@ -489,6 +489,7 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
   float cubic_a = -0.75f, extrapolation = 0.0f;
   int64_t exclude_outside = 0;
   std::vector<double> roi;
+  Expr runtime_roi;  // the spatial starts then ends, when only a run knows the roi
   if (legacy) {
     // Nearest rounds down when growing and up when shrinking. Run-time scales shrink a dim
     // exactly when its declared extent is below the input's (floor(in * s) < in iff s < 1), and
@@ -515,7 +516,29 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
     KILN_ASSIGN_OR_RETURN(cubic_a, ctx.FloatAttr("cubic_coeff_a", -0.75f));
     KILN_ASSIGN_OR_RETURN(exclude_outside, ctx.IntAttr("exclude_outside", 0));
     KILN_ASSIGN_OR_RETURN(extrapolation, ctx.FloatAttr("extrapolation_value", 0.0f));
-    if (coordinates == "tf_crop_and_resize") {
+    if (coordinates == "tf_crop_and_resize" && KnownOnlyAtRunTime(ctx, 1) && !runtime_scales &&
+        scales.empty()) {
+      // A roi only a run knows, with the sizes given: the kernel reads its spatial starts and
+      // ends (the output's shape does not depend on it).
+      KILN_ASSIGN_OR_RETURN(const TensorTypeNode* roi_type, ctx.InputTensorType(1));
+      if (!IsFloat(roi_type->dtype) || roi_type->shape.size() != 1 ||
+          roi_type->shape[0] != Dim::Static(static_cast<int64_t>(2 * rank))) {
+        return ctx.Error(absl::StrCat("input 1 (roi) must hold ", 2 * rank,
+                                      " floats (starts, then ends, of every dim)"));
+      }
+      KILN_ASSIGN_OR_RETURN(Expr full, ctx.Input(1));
+      std::vector<Expr> halves;
+      for (int64_t begin : {int64_t{2}, static_cast<int64_t>(rank) + 2}) {
+        KILN_ASSIGN_OR_RETURN(Expr half, ctx.Call("strided_slice", {full},
+                                                  MakeAttrs({{"begin", IntArray({begin})},
+                                                             {"end", IntArray({begin + n})},
+                                                             {"strides", IntArray({1})},
+                                                             {"axes", IntArray({0})}})));
+        halves.push_back(half);
+      }
+      KILN_ASSIGN_OR_RETURN(runtime_roi, ctx.Call("concatenate", std::move(halves),
+                                                  MakeAttrs({{"axis", int64_t{0}}})));
+    } else if (coordinates == "tf_crop_and_resize") {
       KILN_ASSIGN_OR_RETURN(std::vector<double> full, ConstantFloats(ctx, 1, "roi"));
       if (full.size() != 2 * rank) {
         return ctx.Error(absl::StrCat("roi has ", full.size(), " values, expected ", 2 * rank,
@@ -549,6 +572,7 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
   AttrValue::Array roi_attr(roi.begin(), roi.end());
   std::vector<Expr> operands = {x};
   if (runtime_scales) operands.push_back(runtime_scales);
+  if (runtime_roi) operands.push_back(runtime_roi);
   KILN_ASSIGN_OR_RETURN(Expr y,
                         ctx.Call(absl::StrCat("image.resize", n, "d"), std::move(operands),
                                  MakeAttrs({{"size", IntArray(size)},

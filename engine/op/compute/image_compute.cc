@@ -47,6 +47,7 @@ struct Axis {
   double scale = 1;
   double roi_start = 0, roi_end = 1;
   PrimExpr run_time_scale;  // float64, when the scales are an operand
+  PrimExpr run_time_roi_start, run_time_roi_end;  // float64, when the roi is an operand
 
   // The input coordinate of output coordinate `x` (float64).
   PrimExpr Source(const PrimExpr& x, const std::string& mode) const {
@@ -65,6 +66,12 @@ struct Axis {
       // maps a length-1 output to -0.5.
       if (resized == 1) return F(-0.5);
       return (x + F(0.5)) / F(scale) - F(0.5);
+    }
+    if (mode == "tf_crop_and_resize" && run_time_roi_start.defined()) {
+      PrimExpr length = (run_time_roi_end - run_time_roi_start) * F(in - 1);
+      PrimExpr start = run_time_roi_start * F(in - 1);
+      if (resized == 1) return length / F(2) + start;
+      return x * (length / F(resized - 1)) + start;
     }
     if (mode == "tf_crop_and_resize") {
       if (resized == 1) return F((roi_end - roi_start) * (in - 1) / 2 + roi_start * (in - 1));
@@ -163,8 +170,15 @@ absl::StatusOr<std::vector<Tensor>> ResizeCompute(const ComputeInput& in, const 
     }
     a.scale = scales.empty() ? static_cast<double>(out_extent) / static_cast<double>(a.in_extent)
                              : scales[d];
-    if (operands.size() == 2) a.run_time_scale = Cast(kF64, operands[1]({compute::Index(d)}));
-    if (crop) {
+    // The operand known only at run time: n scales, or the roi's n starts then n ends.
+    const bool roi_operand = operands.size() == 2 && operands[1].shape()[0] == 2 * n;
+    if (roi_operand) {
+      a.run_time_roi_start = Cast(kF64, operands[1]({compute::Index(d)}));
+      a.run_time_roi_end = Cast(kF64, operands[1]({compute::Index(n + d)}));
+    } else if (operands.size() == 2) {
+      a.run_time_scale = Cast(kF64, operands[1]({compute::Index(d)}));
+    }
+    if (crop && !roi_operand) {
       a.roi_start = roi[d];
       a.roi_end = roi[n + d];
     }

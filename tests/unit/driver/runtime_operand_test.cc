@@ -15,7 +15,9 @@
 namespace kiln::driver {
 namespace {
 
+using ::testing::DoubleNear;
 using ::testing::ElementsAreArray;
+using ::testing::Pointwise;
 using testing::OnnxModelBuilder;
 
 std::vector<std::vector<double>> RunTrilu(bool upper, int64_t k) {
@@ -221,6 +223,29 @@ TEST(RuntimeOperandTest, ResizeReadsItsScalesAtRunTimeForTheDeclaredShape) {
     ASSERT_FALSE(wide.ok()) << (native ? "native" : "interpreter");
     if (!native) EXPECT_THAT(wide.status().message(), ::testing::HasSubstr("'resize'"));
   }
+}
+
+// Resize (tf_crop_and_resize, linear) of x = [1, 2, 3, 4] to width 3 with the roi given at run
+// time: the width's crop [0.25, 0.75] maps output i to 0.75 + i * (0.5 * 3) / 2 = 0.75, 1.5,
+// 2.25, read linearly as 1.75, 2.5, 3.25; the whole width [0, 1] gives 0, 1.5, 3: 1, 2.5, 4.
+TEST(RuntimeOperandTest, ResizeReadsATfCropAndResizeRoiAtRunTime) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {1, 1, 1, 4}).Input("roi", {8}).Output("y", {1, 1, 1, 3});
+  auto* sizes = b.model().mutable_graph()->add_initializer();
+  sizes->set_name("sizes");
+  sizes->set_data_type(onnx::TensorProto::INT64);
+  sizes->add_dims(4);
+  for (int64_t extent : {1, 1, 1, 3}) sizes->add_int64_data(extent);
+  auto& resize = b.Node("Resize", {"x", "roi", "", "sizes"}, {"y"}, "resize");
+  OnnxModelBuilder::StringAttr(resize, "mode", "linear");
+  OnnxModelBuilder::StringAttr(resize, "coordinate_transformation_mode", "tf_crop_and_resize");
+  loop::HostTensor x = loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 1, 1, 4}, {1, 2, 3, 4});
+  auto roi = [](double start, double end) {
+    return loop::HostTensor::FromDoubles(DataType::kFloat32, {8}, {0, 0, 0, start, 1, 1, 1, end});
+  };
+  EXPECT_THAT(RunAll(b.Bytes(), {x, roi(0.25, 0.75)})[0],
+              Pointwise(DoubleNear(1e-6), std::vector<double>{1.75, 2.5, 3.25}));
+  EXPECT_THAT(RunAll(b.Bytes(), {x, roi(0, 1)})[0], Pointwise(DoubleNear(1e-6), std::vector<double>{1, 2.5, 4}));
 }
 
 // Upsample (opset 9) of x = [1, 2, 3, 4] by scales known only at run time to the declared width 8:
