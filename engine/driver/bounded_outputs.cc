@@ -27,7 +27,7 @@ absl::StatusOr<std::vector<lower::BoundedOutput>> ReadBoundedOutputs(
   if (main == nullptr) return absl::InternalError("the lowered module has no main");
   const int num_outputs = lowered.num_outputs;
   auto output_buffer = [&](int64_t i) { return main->param_buffer(lowered.num_inputs + i); };
-  std::vector<bool> is_length(num_outputs, false);
+  std::vector<bool> is_length(num_outputs, false), is_bounded(num_outputs, false);
   for (size_t i = 0; i < values.size(); i += 3) {
     int64_t triple[3];
     for (int k = 0; k < 3; ++k) {
@@ -46,6 +46,10 @@ absl::StatusOr<std::vector<lower::BoundedOutput>> ReadBoundedOutputs(
     if (output_buffer(length)->dtype != DataType::kInt64 || !output_buffer(length)->shape.empty()) {
       return malformed(absl::StrCat("output ", length, " must be an int64 scalar"));
     }
+    if (is_bounded[output] || is_length[length]) {
+      return malformed(absl::StrCat("output ", output, " or ", length, " is listed twice"));
+    }
+    is_bounded[output] = true;
     is_length[length] = true;
     bounded.push_back({static_cast<int>(output), static_cast<int>(axis), static_cast<int>(length)});
   }
@@ -93,9 +97,9 @@ absl::Status CutBoundedOutputs(const std::vector<lower::BoundedOutput>& bounded,
     }
     int64_t keep = length.Values<int64_t>()[0];
     if (keep < 0 || keep > values.shape[b.axis]) {
-      return absl::InternalError(absl::StrCat("output ", b.output, "'s run-time length ", keep,
-                                              " is outside [0, ", values.shape[b.axis],
-                                              "], the extent it was compiled with"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("output ", b.output, "'s run-time length ", keep, " is outside [0, ",
+                       values.shape[b.axis], "], the extent it was compiled with"));
     }
     values = CutAlong(values, b.axis, keep);
     drop[b.length] = true;

@@ -23,7 +23,7 @@ absl::StatusOr<std::vector<lower::BoundedOutput>> ReadBoundedOutputs(
 
 // After a run of main: each bounded output cut to its length, and the length outputs removed from
 // `outputs` and `names` (in step; `names` may be null). A length outside [0, the compiled bound]
-// is an Internal error: the kernels compute it, so it is a compiler bug, never the input's fault.
+// (a module whose attribute names another output as the length) is a FailedPrecondition error.
 absl::Status CutBoundedOutputs(const std::vector<lower::BoundedOutput>& bounded,
                                std::vector<loop::HostTensor>* outputs,
                                std::vector<std::string>* names = nullptr);

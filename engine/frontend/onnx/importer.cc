@@ -409,6 +409,10 @@ class GraphImporter {
     if (depth >= kMaxFunctionDepth) return;
     for (const onnx::AttributeProto& attr : node.attribute()) {
       if (attr.type() != onnx::AttributeProto::GRAPH) continue;
+      // A body may output an enclosing value as it is, read by no node of its own.
+      for (const onnx::ValueInfoProto& output : attr.g().output()) {
+        if (producer.count(output.name())) reads->push_back(output.name());
+      }
       for (const onnx::NodeProto& inner : attr.g().node()) {
         for (const std::string& in : inner.input()) {
           if (producer.count(in)) reads->push_back(in);
@@ -562,6 +566,8 @@ class GraphImporter {
       std::vector<int64_t> reversed;
       for (int64_t d = rank; d-- > 0;) reversed.push_back(d);
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ctx.IntsAttr("perm", reversed));
+      if (perm.empty()) perm = reversed;
+      for (int64_t& p : perm) p = p < 0 ? p + rank : p;
       auto at = std::find(perm.begin(), perm.end(), axis);
       if (at == perm.end()) return ctx.Error("perm does not list the input's bounded axis");
       axis = at - perm.begin();
@@ -703,6 +709,14 @@ class GraphImporter {
         auto it = values_.find(output.name());
         if (it == values_.end()) {
           return ctx.Error(absl::StrCat("subgraph output '", output.name(), "' is not produced"));
+        }
+        // A bounded value would leave the subgraph without its length (and be read padded).
+        if (auto bounded = bounded_.find(output.name()); bounded != bounded_.end()) {
+          return ctx.Error(absl::StrCat(
+              "subgraph output '", output.name(), "' is ", bounded->second.origin,
+              "'s output, whose extent along axis ", bounded->second.axis,
+              " only a run knows; Kiln compiles such a value only as a graph output: declare its "
+              "shape (value_info or the graph output's type)"));
         }
         outputs.push_back(it->second);
       }

@@ -145,6 +145,7 @@ absl::StatusOr<std::vector<Expr>> BoundedTopK(ConvertContext& ctx, const Expr& x
     return ctx.Error("the axis's extent must be static to bound K given at run time");
   }
   const int64_t extent = type->shape[normalized].value;
+  if (extent == 0) return ctx.Error(absl::StrCat("axis ", normalized, " is empty"));
   KILN_ASSIGN_OR_RETURN(
       Expr tuple, ctx.Call("topk", {x}, MakeAttrs({{"k", extent}, {"axis", normalized},
                                                    {"largest", largest != 0}, {"sorted", true}})));
@@ -355,7 +356,8 @@ absl::StatusOr<std::vector<Expr>> ConvertNonZero(ConvertContext& ctx) {
   if (!declared || declared->size() != 2) {
     // Undeclared: a bounded output, one column per element of x, the count filled.
     std::optional<int64_t> elements = StaticElementCount(x);
-    if (!ctx.CanBoundOutputs() || !elements) {
+    const auto* x_type = x->checked_type.as<TensorTypeNode>();
+    if (!ctx.CanBoundOutputs() || !elements || x_type == nullptr || x_type->shape.empty()) {
       KILN_ASSIGN_OR_RETURN(Expr out, ctx.Call("nonzero", {x}));  // the relation's error
       return Outputs(out);
     }
@@ -405,6 +407,7 @@ absl::StatusOr<std::vector<Expr>> ConvertUnique(ConvertContext& ctx) {
   const bool bounded = count < 0 && ctx.CanBoundOutputs() && normalized >= 0 &&
                        normalized < rank && tx->shape[normalized].is_static();
   if (bounded) count = tx->shape[normalized].value;
+  if (bounded && count == 0) return ctx.Error("the axis (or the flattened input) is empty");
   KILN_ASSIGN_OR_RETURN(
       Expr tuple, ctx.Call("unique", {x}, MakeAttrs({{"sorted", sorted != 0}, {"axis", axis},
                                                       {"count", count}})));

@@ -509,6 +509,19 @@ absl::StatusOr<std::vector<Expr>> ConvertResize(ConvertContext& ctx) {
           "supported before opset 11");
     }
     if (down) rounding = "ceil";
+    if (down && runtime_scales && method == "nearest_neighbor") {
+      // A dim that keeps its extent may still grow slightly (floor(2 * 1.2) = 2), which would
+      // round down: one rounding for the whole resize holds only if no scale exceeds 1.
+      const auto* type = runtime_scales->checked_type.as<TensorTypeNode>();
+      KILN_ASSIGN_OR_RETURN(Expr largest, ctx.Call("max", {runtime_scales}));
+      KILN_ASSIGN_OR_RETURN(Expr shrinks,
+                            ctx.Call("less_equal", {largest, ctx.Constant(ScalarTensor(type->dtype, 1))}));
+      KILN_ASSIGN_OR_RETURN(
+          runtime_scales,
+          GuardCondition(ctx, runtime_scales, shrinks,
+                         "input 1 (scales) must not exceed 1 where the declared shape shrinks "
+                         "another dim (nearest resizing rounds one way for all dims)"));
+    }
   } else {
     KILN_ASSIGN_OR_RETURN(coordinates,
                           ctx.StringAttr("coordinate_transformation_mode", "half_pixel"));

@@ -173,13 +173,43 @@ TEST(BoundedOutputsTest, ABoundedValueReadByAnotherNodeIsAnImportErrorNamingBoth
   EXPECT_THAT(compiled.status().message(), HasSubstr("declare its shape"));
 }
 
-TEST(BoundedOutputsTest, ALengthOutsideTheBoundIsAnInternalError) {
+// A subgraph whose output is a bounded value from the enclosing graph would hand it on without
+// its length: refused. Transpose with a negative perm entry moves the axis like any other.
+TEST(BoundedOutputsTest, ASubgraphOutputCannotCarryABoundedValue) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {3, 4}).Input("cond", {}, onnx::TensorProto::BOOL).Output("y");
+  b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
+  onnx::NodeProto& branch = b.Node("If", {"cond"}, {"y"}, "branch");
+  for (const char* name : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto* attr = branch.add_attribute();
+    attr->set_name(name);
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    attr->mutable_g()->set_name(name);
+    attr->mutable_g()->add_output()->set_name("nz");
+  }
+  CompileOptions options;
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(b.Bytes(), options);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(),
+              HasSubstr("subgraph output 'nz' is ONNX node 'nonzero' (NonZero)'s output"));
+
+  OnnxModelBuilder t(13);
+  t.Input("x", {3, 4}).Output("y");
+  t.Node("NonZero", {"x"}, {"nz"}, "nonzero");
+  OnnxModelBuilder::IntsAttr(t.Node("Transpose", {"nz"}, {"y"}, "transpose"), "perm", {-1, 0});
+  compiled = CompileForAllBackends(t.Bytes());
+  ASSERT_TRUE(compiled.ok());
+  ASSERT_EQ(compiled->lowered->bounded_outputs.size(), 1u);
+  EXPECT_EQ(compiled->lowered->bounded_outputs[0].axis, 0);
+}
+
+TEST(BoundedOutputsTest, ALengthOutsideTheBoundIsAnError) {
   std::vector<lower::BoundedOutput> bounded = {{0, 1, 1}};
   std::vector<loop::HostTensor> outputs = {
       loop::HostTensor::Zeros(DataType::kInt64, {2, 3}),
       loop::HostTensor::FromDoubles(DataType::kInt64, {}, {4})};
   absl::Status cut = CutBoundedOutputs(bounded, &outputs);
-  EXPECT_EQ(cut.code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(cut.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(cut.message(), HasSubstr("run-time length 4 is outside [0, 3]"));
 }
 

@@ -268,6 +268,24 @@ TEST(RuntimeOperandTest, UpsampleReadsItsScalesAtRunTimeForTheDeclaredShape) {
   EXPECT_THAT(failures[0].message(), ::testing::HasSubstr("input 1 (scales) must give the shape"));
 }
 
+// Shrinking one dim while another keeps its extent by a scale above 1 (floor(2 * 1.2) = 2) would
+// need two roundings: the run fails rather than round the growing dim up.
+TEST(RuntimeOperandTest, UpsampleNearestRefusesAGrowingScaleBesideAShrinkingOne) {
+  OnnxModelBuilder b(9);
+  b.Input("x", {1, 1, 2, 4}).Input("scales", {4}).Output("y", {1, 1, 2, 2});
+  b.Node("Upsample", {"x", "scales"}, {"y"}, "upsample");
+  loop::HostTensor x =
+      loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  auto scales = [](double h, double w) {
+    return loop::HostTensor::FromDoubles(DataType::kFloat32, {4}, {1, 1, h, w});
+  };
+  // h kept (scale 1), w halved: x[i][ceil(j / 0.5)] = x[i][2j].
+  EXPECT_THAT(RunAll(b.Bytes(), {x, scales(1, 0.5)})[0], ElementsAreArray({1, 3, 5, 7}));
+  std::vector<absl::Status> failures = RunFailures(b.Bytes(), {x, scales(1.2, 0.5)});
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_THAT(failures[0].message(), ::testing::HasSubstr("must not exceed 1"));
+}
+
 TEST(RuntimeOperandTest, ASliceWhoseExtentOnlyARunKnowsIsAnErrorSayingWhatToGive) {
   OnnxModelBuilder b(13);
   // Nothing tells the extent: not the graph (ends is no constant past starts), not a
