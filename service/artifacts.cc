@@ -42,6 +42,10 @@ nlohmann::ordered_json SignatureJson(const v1::ModelSignature& signature) {
       out.push_back({{"name", t.name()},
                      {"dtype", t.dtype()},
                      {"shape", std::vector<int64_t>(t.shape().begin(), t.shape().end())}});
+      if (t.has_bounded()) {
+        out.back()["bounded"] = {{"axis", t.bounded().axis()},
+                                 {"length_output", t.bounded().length_output()}};
+      }
     }
     return out;
   };
@@ -126,6 +130,14 @@ v1::ModelSignature ModelSignatureOf(const driver::CompileResult& result) {
     };
     mark(batch.inputs, signature.mutable_inputs());
     mark(batch.outputs, signature.mutable_outputs());
+  }
+  if (result.lowered) {
+    for (const lower::BoundedOutput& bounded : result.lowered->bounded_outputs) {
+      if (bounded.output >= signature.outputs_size()) continue;
+      v1::BoundedExtent* extent = signature.mutable_outputs(bounded.output)->mutable_bounded();
+      extent->set_axis(bounded.axis);
+      extent->set_length_output(bounded.length);
+    }
   }
   return signature;
 }

@@ -63,6 +63,32 @@ class KilnCliTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
+  // `model` compiled through kilnd to an object, its header and metadata in dir_ / name; empty
+  // when the compile failed (the test has failed then).
+  std::filesystem::path CompileToObject(const std::string& name, const std::string& model) {
+    const std::string path = (dir_ / (name + ".onnx")).string();
+    std::ofstream(path, std::ios::binary) << model;
+    const std::filesystem::path out = dir_ / name;
+    CliRun run = Kiln("compile " + path + " --artifacts=object,header,metadata --out=" +
+                      out.string() + server_);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    return run.exit_code == 0 ? out : std::filesystem::path();
+  }
+
+  // The C `program` (including out's kiln_model.h) linked with out's object and libkiln_rt, then
+  // run; a failed build fails the test.
+  static CliRun LinkAndRun(const std::filesystem::path& out, const std::string& program) {
+    std::ofstream(out / "main.c") << program;
+    const std::filesystem::path binary = out / "main";
+    CliRun build = Shell("cc -std=c11 -O1 -I" + out.string() + " -I" KILN_SOURCE_DIR
+                         "/engine/runtime " + (out / "main.c").string() + " " +
+                         (out / "kiln_model.o").string() +
+                         " " KILN_RT_LIBRARY " -lmvec -lm -lpthread -o " + binary.string());
+    EXPECT_EQ(build.exit_code, 0) << build.output;
+    if (build.exit_code != 0) return build;
+    return Shell(binary.string());
+  }
+
   struct ControlFlowArtifacts {
     bool compiled = false;
     std::string loop_ir, assembly;
@@ -162,12 +188,8 @@ TEST_F(KilnCliTest, ARunTimeLoopCompilesToALoopOfTheNativeCode) {
 // into a C program with libkiln_rt, runs batches of 3 and 0 through <prefix>_run_dynamic and
 // refuses an input of the wrong width. Values by hand: y[n] = (2 x[n,0] + 1) + (2 x[n,1] + 1).
 TEST_F(KilnCliTest, ASymbolicBatchCompilesPerSampleAndRunsAnyBatchFromC) {
-  const std::string path = (dir_ / "batch.onnx").string();
-  std::ofstream(path, std::ios::binary) << BatchRowSumModel();
-  const std::filesystem::path out = dir_ / "batch";
-  CliRun run = Kiln("compile " + path + " --artifacts=object,header,metadata --out=" + out.string() +
-                    server_);
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::filesystem::path out = CompileToObject("batch", BatchRowSumModel());
+  ASSERT_FALSE(out.empty());
   nlohmann::json metadata = nlohmann::json::parse(std::ifstream(out / "model.metadata.json"));
   EXPECT_EQ(metadata["signature"]["inputs"][0]["shape"], nlohmann::json::array({-1, 2})) << metadata;
   EXPECT_EQ(metadata["signature"]["outputs"][0]["shape"], nlohmann::json::array({-1})) << metadata;
@@ -176,7 +198,7 @@ TEST_F(KilnCliTest, ASymbolicBatchCompilesPerSampleAndRunsAnyBatchFromC) {
   header << std::ifstream(out / "kiln_model.h").rdbuf();
   EXPECT_NE(header.str().find("int32_t kiln_model_run_dynamic("), std::string::npos) << header.str();
   EXPECT_NE(header.str().find("float32[N, 2], 8 bytes per sample"), std::string::npos) << header.str();
-  std::ofstream(out / "main.c") << R"(
+  CliRun ran = LinkAndRun(out, R"(
 #include <stdio.h>
 #include <stdlib.h>
 #include "kiln_model.h"
@@ -209,19 +231,51 @@ int main(void) {
          kiln_model_run_dynamic(inputs, wrong_shapes, outputs, output_shapes, workspace));
   return 0;
 }
-)";
-  const std::filesystem::path binary = out / "main";
-  CliRun build = Shell("cc -std=c11 -O1 -I" + out.string() + " -I" KILN_SOURCE_DIR "/engine/runtime " +
-                       (out / "main.c").string() + " " + (out / "kiln_model.o").string() +
-                       " " KILN_RT_LIBRARY " -lmvec -lm -lpthread -o " + binary.string());
-  ASSERT_EQ(build.exit_code, 0) << build.output;
-  CliRun ran = Shell(binary.string());
+)");
   EXPECT_EQ(ran.exit_code, 0) << ran.output;
   const std::string& output = ran.output;
   EXPECT_NE(output.find("info -1 2 bytes -1\n"), std::string::npos) << output;
   EXPECT_NE(output.find("batch 3 status 0 shape 3: 8 16 24\n"), std::string::npos) << output;
   EXPECT_NE(output.find("batch 0 status 0 shape 0:\n"), std::string::npos) << output;
   EXPECT_NE(output.find("wrong width status 4\n"), std::string::npos) << output;  // SHAPE_MISMATCH
+}
+
+// torch.nonzero's export compiled through kilnd: the signature marks the bounded output and
+// its length output, and the object, linked into a C program, fills the first n rows (by hand,
+// the nonzeros of x = [[0 1 0 2] [3 0 0 4] [0 0 0 5]]: (0,1) (0,3) (1,0) (1,3) (2,3)).
+TEST_F(KilnCliTest, ABoundedOutputIsMarkedInTheSignatureAndFilledByTheObject) {
+  const std::filesystem::path out = CompileToObject("nonzero", NonZeroModel());
+  ASSERT_FALSE(out.empty());
+  nlohmann::json metadata = nlohmann::json::parse(std::ifstream(out / "model.metadata.json"));
+  const nlohmann::json& outputs = metadata["signature"]["outputs"];
+  ASSERT_EQ(outputs.size(), 2u) << metadata;
+  EXPECT_EQ(outputs[0]["shape"], nlohmann::json::array({12, 2})) << metadata;
+  EXPECT_EQ(outputs[0]["bounded"]["axis"], 0) << metadata;
+  EXPECT_EQ(outputs[0]["bounded"]["length_output"], 1) << metadata;
+  EXPECT_EQ(outputs[1]["shape"], nlohmann::json::array()) << metadata;
+  CliRun ran = LinkAndRun(out, R"c(
+#include <stdio.h>
+#include <stdlib.h>
+#include "kiln_model.h"
+int main(void) {
+  float* x = aligned_alloc(64, 64);
+  const float values[12] = {0, 1, 0, 2, 3, 0, 0, 4, 0, 0, 0, 5};
+  for (int i = 0; i < 12; ++i) x[i] = values[i];
+  long long* rows = aligned_alloc(64, 192);
+  long long* count = aligned_alloc(64, 64);
+  void* workspace = aligned_alloc(64, (KILN_MODEL_WORKSPACE_SIZE + 63) / 64 * 64 + 64);
+  void* inputs[] = {x};
+  void* outputs[] = {rows, count};
+  int status = kiln_model_run(inputs, outputs, workspace);
+  printf("status %d count %lld:", status, *count);
+  for (long long r = 0; r < *count; ++r) printf(" (%lld,%lld)", rows[2 * r], rows[2 * r + 1]);
+  printf("\n");
+  return 0;
+}
+)c");
+  EXPECT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_NE(ran.output.find("status 0 count 5: (0,1) (0,3) (1,0) (1,3) (2,3)\n"), std::string::npos)
+      << ran.output;
 }
 
 TEST_F(KilnCliTest, TraceShowsPassesAndTheirDiffs) {

@@ -137,6 +137,16 @@ std::string LoopModel() {
   return model.SerializeAsString();
 }
 
+std::string NonZeroModel() {
+  onnx::ModelProto model = NewModel("nonzero");
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInfo(graph->mutable_input(), "x", {3, 4});
+  AddNode(graph, "NonZero", "nonzero", {"x"}, "nz");
+  AddNode(graph, "Transpose", "transpose", {"nz"}, "y");
+  graph->add_output()->set_name("y");
+  return model.SerializeAsString();
+}
+
 std::string BatchRowSumModel() {
   onnx::ModelProto model = NewModel("batch_row_sum");
   onnx::GraphProto* graph = model.mutable_graph();

@@ -37,6 +37,10 @@ std::string LoopModel();
 // over axis 1 -> y[N]: a batch known only at run time, each row on its own.
 std::string BatchRowSumModel();
 
+// x[3, 4] -> NonZero "nonzero" -> Transpose "transpose" -> y, y's type undeclared: torch.nonzero's
+// export, a bounded output of 12 rows and its length.
+std::string NonZeroModel();
+
 // Models an attacker would send: a few hundred bytes each.
 // ConstantOfShape([elements]) of float 1 "fill" -> ReduceMax "max" -> output.
 std::string ConstantOfShapeModel(int64_t elements);
