@@ -21,6 +21,7 @@
 #include "engine/ir/expr_walk.h"
 #include "engine/ir/if_scopes.h"
 #include "engine/ir/structural_equal.h"
+#include "engine/loop/functor.h"
 #include "engine/lower/memory_plan.h"
 #include "engine/lower/merged_spans.h"
 #include "engine/op/op_registry.h"
@@ -91,6 +92,30 @@ struct KernelEntry {
   GlobalVar global;
   std::vector<Constant> constants;
   std::vector<Function> served;  // the structurally equal primitive functions it computes
+};
+
+// Moves a copy kernel's stores to its output (storage `from`, one axis) to `offset` + index
+// of `to`.
+class RowStores : public loop::StmtExprMutator {
+ public:
+  RowStores(const loop::VarNode* from, loop::Buffer to, loop::PrimExpr offset)
+      : from_(from), to_(std::move(to)), offset_(std::move(offset)) {}
+
+ protected:
+  loop::Stmt VisitBufferStore_(const loop::BufferStoreNode* op, const loop::Stmt& self) override {
+    if (op->buffer->data.get() != from_ || op->indices.size() != 1) {
+      return loop::StmtExprMutator::VisitBufferStore_(op, self);
+    }
+    const loop::PrimExpr& index = op->indices[0];
+    loop::PrimExpr base =
+        index->type.lanes > 1 ? loop::MakeBroadcast(offset_, index->type.lanes) : offset_;
+    return loop::MakeBufferStore(to_, op->value, {base + index}, op->span);
+  }
+
+ private:
+  const loop::VarNode* from_;
+  loop::Buffer to_;
+  loop::PrimExpr offset_;
 };
 
 class MainLowering {
@@ -378,6 +403,111 @@ class MainLowering {
     return call;
   }
 
+  // The call of write_row a call is (directly, or through a function of just it), or null.
+  static const CallNode* WriteRowCall(const Expr& expr) {
+    static const OpEntry& write_row = *OpRegistry::Global().Find("write_row");
+    const auto* call = expr.as<CallNode>();
+    if (call == nullptr) return nullptr;
+    if (AsCallOf(expr, write_row) != nullptr) return call;
+    const auto* func = call->op.as<FunctionNode>();
+    const CallNode* inner = func == nullptr ? nullptr : AsCallOf(func->body, write_row);
+    if (inner == nullptr || inner->args.size() != func->params.size() ||
+        call->args.size() != func->params.size()) {
+      return nullptr;
+    }
+    for (size_t i = 0; i < inner->args.size(); ++i) {
+      if (!inner->args[i].same_as(func->params[i])) return nullptr;
+    }
+    return call;
+  }
+
+  // The next states of `body` (its first `num_state` parameters) that are a row written into
+  // the state itself, read nowhere else in the body: those calls write the row in place
+  // (VisitRowWriteInPlace) instead of computing every row and copying them all back.
+  static std::vector<std::pair<const ExprNode*, size_t>> RowWritesInPlace(const FunctionNode& body,
+                                                                         size_t num_state) {
+    std::vector<std::pair<const ExprNode*, size_t>> found;
+    const auto* next = body.body.as<TupleNode>();
+    if (next == nullptr || next->elements.size() != num_state) return found;
+    std::unordered_map<const ExprNode*, int> uses;
+    std::unordered_set<const ExprNode*> seen;
+    WalkPostOrder(
+        body.body.get(), ChildSet::kUses,
+        [&](const WalkEdge& edge) {
+          return edge.child->kind() != ObjectKind::kFunction && seen.insert(edge.child).second;
+        },
+        [&](const ExprNode* node) {
+          ForEachChild(node, ChildSet::kUses, [&](const ExprNode* child) { ++uses[child]; });
+        });
+    for (size_t k = 1; k < num_state; ++k) {
+      const CallNode* write = WriteRowCall(next->elements[k]);
+      if (write != nullptr && write->args.size() == 3 && write->args[0].same_as(body.params[k]) &&
+          uses[body.params[k].get()] == 1 && uses[next->elements[k].get()] == 1) {
+        found.emplace_back(next->elements[k].get(), k);
+      }
+    }
+    return found;
+  }
+
+  // write_row(state, value, row) as the next state of a loop state read nowhere else
+  // (row_writes_in_place_ maps the call to the state): a kernel copies value into the state's
+  // row, the state is its own next value.
+  absl::Status VisitRowWriteInPlace(const Expr& expr, const CallNode& call, int state) {
+    std::vector<int> args;
+    for (size_t i = 1; i < 3; ++i) {
+      const std::vector<int>& ids = expr_values_.at(call.args[i].get());
+      if (ids.size() != 1) {
+        return absl::InternalError(absl::StrCat(NodePrefix("write_row", expr->span),
+                                                "argument ", i, " is not one tensor"));
+      }
+      args.push_back(ids[0]);
+    }
+    // The row's elements as one axis: the kernel copies them in order.
+    const Value& value = values_[args[0]];
+    Value flat{Value::Origin::kView, value.dtype, {value.NumElements()},
+               UniqueName(absl::StrCat(value.name, "_flat"))};
+    flat.root = value.root;
+    args[0] = NewValue(std::move(flat));
+    args.push_back(state);
+    KILN_ASSIGN_OR_RETURN(int kernel,
+                          RowWriteKernel(values_[args[0]], values_[state], Or(expr->span)));
+    int step_index = static_cast<int>(steps_.size());
+    for (int id : args) Use(id, step_index);
+    steps_.push_back(Step{kernel, std::move(args), Or(expr->span)});
+    expr_values_[expr.get()] = {state};
+    return absl::OkStatus();
+  }
+
+  // The kernel of an in-place row write: rows[row] = value when 0 <= row < rows (else nothing,
+  // as write_row), its params (value as one axis, row, rows). It is the row's copy, scheduled
+  // and recorded as any kernel, with its stores moved to row `row` of `rows` (read at run time).
+  absl::StatusOr<int> RowWriteKernel(const Value& value, const Value& rows, const Span& span) {
+    std::string key = absl::StrCat("row:", DataTypeName(value.dtype), ":",
+                                   absl::StrJoin(rows.shape, ","));
+    auto it = copy_kernels_.find(key);
+    if (it != copy_kernels_.end()) return it->second;
+    KILN_ASSIGN_OR_RETURN(KernelEntry entry, CopyEntry(UniqueName("write_row"), value, span));
+    loop::PrimFunc copy = entry.func;
+    const int64_t row_elements = value.NumElements();
+    loop::Buffer row = loop::MakeBuffer("row", DataType::kInt64, {});
+    loop::Buffer all = loop::MakeBuffer("rows", rows.dtype, {rows.NumElements()});
+    loop::Var r = loop::MakeVar("r");
+    RowStores moved(copy->param_buffer(1)->data.get(), all, loop::PrimExpr(r) * row_elements);
+    loop::Stmt body = moved.VisitStmt(copy->body);
+    loop::PrimExpr zero = loop::MakeConst(loop::kIndexType, 0);
+    loop::PrimExpr inside = loop::PrimExpr(r) >= zero &&
+                            loop::PrimExpr(r) < loop::MakeConst(loop::kIndexType, rows.shape[0]);
+    body = loop::MakeLetStmt(r, loop::MakeBufferLoad(row, {}),
+                             loop::MakeIfThenElse(inside, body, nullptr, span), span);
+    entry.func = loop::MakePrimFunc({copy->param_buffer(0), row, all}, body, copy->attrs,
+                                    copy->span);
+    int index = static_cast<int>(kernels_.size());
+    kernels_.push_back(std::move(entry));
+    copy_kernels_[key] = index;
+    return index;
+  }
+
+
   // assert(data, condition): the result is a view of data; the check is a statement of main
   // (before every kernel that reads the view), or nothing when the condition is a constant true.
   absl::Status VisitAssert(const Expr& expr, const CallNode& assert_call,
@@ -455,6 +585,9 @@ class MainLowering {
                                                      kMaxIfDepth));
     }
     KILN_RETURN_IF_ERROR(HoistLoopInvariants(*body, num_state));
+    for (const auto& [write, k] : RowWritesInPlace(*body, num_state)) {
+      row_writes_in_place_[write] = state[k];
+    }
 
     const int begin = static_cast<int>(steps_.size());
     steps_.push_back(Step{kLoopBegin, {state[0]}, span});
@@ -470,7 +603,7 @@ class MainLowering {
     // not change what another is written from (a body swapping two states).
     std::set<int> state_roots(state.begin(), state.end());
     for (size_t k = 0; k < num_state; ++k) {
-      if (!state_roots.count(values_[next[k]].root)) continue;
+      if (next[k] == state[k] || !state_roots.count(values_[next[k]].root)) continue;
       const Value& like = values_[next[k]];
       int temp = NewValue(Value{Value::Origin::kKernel, like.dtype, like.shape,
                                 UniqueName(absl::StrCat("loop", loop_index, "_next", k))});
@@ -482,6 +615,7 @@ class MainLowering {
       next[k] = temp;
     }
     for (size_t k = 0; k < num_state; ++k) {
+      if (next[k] == state[k]) continue;  // written in place (a row write)
       KILN_ASSIGN_OR_RETURN(int copy, CopyKernel(values_[state[k]], span));
       Use(next[k], static_cast<int>(steps_.size()));
       steps_.push_back(Step{copy, {next[k], state[k]}, span});
@@ -536,6 +670,9 @@ class MainLowering {
   absl::Status VisitCall(const Expr& expr, const CallNode& call) {
     static const OpEntry& while_loop = *OpRegistry::Global().Find("while_loop");
     if (IsOp(call.op, while_loop)) return VisitWhileLoop(expr, call);
+    if (auto it = row_writes_in_place_.find(expr.get()); it != row_writes_in_place_.end()) {
+      return VisitRowWriteInPlace(expr, call, it->second);
+    }
     int call_index = call_count_++;
     std::vector<int> inputs;
     for (const Expr& arg : call.args) {
@@ -734,11 +871,9 @@ class MainLowering {
 
   // out = in, for results that cannot be written in place. One kernel per
   // dtype and shape.
-  absl::StatusOr<int> CopyKernel(const Value& like, const Span& span) {
-    std::string key = absl::StrCat(DataTypeName(like.dtype), ":", absl::StrJoin(like.shape, ","));
-    auto it = copy_kernels_.find(key);
-    if (it != copy_kernels_.end()) return it->second;
-    std::string name = UniqueName("copy");
+  // A kernel `name` copying a tensor like `like` (params in, out) with the default schedule.
+  absl::StatusOr<KernelEntry> CopyEntry(const std::string& name, const Value& like,
+                                        const Span& span) const {
     te::SpanScope scope(span);
     te::Tensor in = te::Placeholder("in", like.dtype, like.shape);
     te::Tensor out = te::Compute(
@@ -756,6 +891,14 @@ class MainLowering {
     KILN_ASSIGN_OR_RETURN(entry.func,
                           te::LowerSchedule(entry.info.schedule, entry.info.schedule_params, name));
     entry.global = MakeGlobalVar(name);
+    return entry;
+  }
+
+  absl::StatusOr<int> CopyKernel(const Value& like, const Span& span) {
+    std::string key = absl::StrCat(DataTypeName(like.dtype), ":", absl::StrJoin(like.shape, ","));
+    auto it = copy_kernels_.find(key);
+    if (it != copy_kernels_.end()) return it->second;
+    KILN_ASSIGN_OR_RETURN(KernelEntry entry, CopyEntry(UniqueName("copy"), like, span));
     int index = static_cast<int>(kernels_.size());
     kernels_.push_back(std::move(entry));
     copy_kernels_[key] = index;
@@ -1038,6 +1181,8 @@ class MainLowering {
   int if_count_ = 0;
   int loop_count_ = 0;
   int loop_depth_ = 0;
+  // write_row calls lowered as in-place row writes, to the loop state they write.
+  std::unordered_map<const ExprNode*, int> row_writes_in_place_;
   // The scopes of main's body, then of each loop body being lowered.
   std::vector<std::unique_ptr<IfScopes>> scopes_;
 };

@@ -12,6 +12,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterDeviceOps(registry);
   RegisterShapeGuardOps(registry);
   RegisterControlFlowOps(registry);
+  RegisterWriteRowOp(registry);
   // Compute definitions attach to the ops registered above.
   RegisterElementwiseComputes(registry);
   RegisterNnComputes(registry);

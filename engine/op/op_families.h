@@ -13,5 +13,6 @@ void RegisterTransformOps(OpRegistry& registry);    // transform.cc
 void RegisterDeviceOps(OpRegistry& registry);       // device.cc
 void RegisterShapeGuardOps(OpRegistry& registry);   // shape_guard.cc
 void RegisterControlFlowOps(OpRegistry& registry);  // while_loop.cc
+void RegisterWriteRowOp(OpRegistry& registry);      // write_row.cc
 
 }  // namespace kiln

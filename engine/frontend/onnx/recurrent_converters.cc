@@ -1,5 +1,6 @@
-// The recurrent converters: RNN, GRU and LSTM (opset 7 and 14), unrolled over the static
-// sequence length into graph ops, exactly the equations of the ONNX operator specs:
+// The recurrent converters: RNN, GRU and LSTM (opset 7 and 14) as a while_loop over the static
+// sequence length (one step's graph ops, compiled once), exactly the equations of the ONNX
+// operator specs:
 //   RNN:  H = f(X W^T + H R^T + Wb + Rb)
 //   GRU:  z = f(X Wz^T + H Rz^T + Wbz + Rbz), r likewise,
 //         h = g(X Wh^T + (r * H) Rh^T + Rbh + Wbh)     (linear_before_reset = 0)
@@ -8,8 +9,8 @@
 //   LSTM: i = f(X Wi^T + H Ri^T + Pi * C + Wbi + Rbi), f likewise with Pf, c = g(... no peephole),
 //         C = f * C + i * c, o = f(X Wo^T + H Ro^T + Po * C + Wbo + Rbo), H = o * h(C)
 // (gates in ONNX's orders: GRU z, r, h; LSTM i, o, f, c). The input projection of every step is
-// one dense over the whole sequence; each step adds a dense of the hidden state and the cell's
-// elementwise ops, which FuseOps fuses. Forward, reverse and bidirectional; sequence_lens masks
+// one dense over the whole sequence, before the loop; each step adds a dense of the hidden state
+// and the cell's elementwise ops, which FuseOps fuses, and writes its row of Y. Forward, reverse and bidirectional; sequence_lens masks
 // steps past a batch entry's length (its state stays, its Y rows are zero; forward only);
 // activations with their alpha/beta; clip; layout 0 and 1; LSTM's input_forget.
 #include <string>
@@ -20,14 +21,11 @@
 #include "engine/frontend/onnx/converter_table.h"
 #include "engine/frontend/onnx/convert_context.h"
 #include "engine/frontend/onnx/scalar_tensors.h"
+#include "engine/frontend/onnx/while_loop_builder.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::onnx_frontend {
 namespace {
-
-// Steps x directions a node may unroll to: each step is a dozen graph nodes, and the sequence
-// length comes from the model's declared input shape, not from data the importer has read.
-constexpr int64_t kMaxUnrolledSteps = 4096;
 
 enum class Cell { kRnn, kGru, kLstm };
 
@@ -53,9 +51,9 @@ struct Activation {
 };
 
 // Builds the step graph of one node: every value of X's dtype.
-class Unroller {
+class StepBuilder {
  public:
-  Unroller(ConvertContext& ctx, DataType dtype) : ctx_(ctx), dtype_(dtype) {}
+  StepBuilder(ConvertContext& ctx, DataType dtype) : ctx_(ctx), dtype_(dtype) {}
 
   Expr Scalar(double value) { return ctx_.Constant(ScalarTensor(dtype_, value)); }
 
@@ -211,7 +209,7 @@ absl::StatusOr<std::vector<Expr>> ConvertRecurrent(ConvertContext& ctx, Cell cel
   if (!IsFloat(tx->dtype)) return ctx.Error("X must be a float tensor");
   if (tx->shape.size() != 3) return ctx.Error("X must have rank 3");
   for (const auto& d : tx->shape) {
-    if (!d.is_static()) return ctx.Error("X must have a static shape (the steps are unrolled)");
+    if (!d.is_static()) return ctx.Error("X must have a static shape (Y has one row per step)");
   }
   KILN_ASSIGN_OR_RETURN(int64_t layout, ctx.IntAttr("layout", 0));
   if (layout != 0 && layout != 1) return ctx.Error("attribute 'layout' must be 0 or 1");
@@ -224,11 +222,6 @@ absl::StatusOr<std::vector<Expr>> ConvertRecurrent(ConvertContext& ctx, Cell cel
                                   "', expected forward, reverse or bidirectional"));
   }
   const int64_t directions = direction == "bidirectional" ? 2 : 1;
-  if (steps * directions > kMaxUnrolledSteps) {
-    return ctx.Error(absl::StrCat("a sequence of ", steps, " steps x ", directions,
-                                  " direction(s) is more than the ", kMaxUnrolledSteps,
-                                  " steps Kiln unrolls"));
-  }
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* tr, ctx.InputTensorType(2));
   if (tr->shape.size() != 3 || !tr->shape[2].is_static()) {
     return ctx.Error("R must be a static 3-D tensor [directions, gates x hidden, hidden]");
@@ -268,7 +261,7 @@ absl::StatusOr<std::vector<Expr>> ConvertRecurrent(ConvertContext& ctx, Cell cel
   KILN_ASSIGN_OR_RETURN(int64_t linear_before_reset, ctx.IntAttr("linear_before_reset", 0));
   KILN_ASSIGN_OR_RETURN(int64_t input_forget, ctx.IntAttr("input_forget", 0));
 
-  Unroller u(ctx, tx->dtype);
+  StepBuilder u(ctx, tx->dtype);
   if (layout == 1) {
     KILN_ASSIGN_OR_RETURN(x, ctx.Call("transpose", {x}, MakeAttrs({{"axes", IntArray({1, 0, 2})}})));
   }
@@ -289,9 +282,8 @@ absl::StatusOr<std::vector<Expr>> ConvertRecurrent(ConvertContext& ctx, Cell cel
   KILN_ASSIGN_OR_RETURN(Expr r_all, ctx.Input(2));
   KILN_ASSIGN_OR_RETURN(Expr flat_x, ctx.Call("reshape", {x}, MakeAttrs({{"newshape", IntArray({steps * batch, input_size})}})));
 
-  // Per direction: the hidden state of every step in time order, and the last ones.
-  std::vector<std::vector<Expr>> outputs_by_direction(directions);
-  std::vector<Expr> last_h, last_c;
+  // Per direction: Y (every step's hidden state, in time order) and the last states.
+  std::vector<Expr> ys_by_direction, last_h, last_c;
   for (int64_t d = 0; d < directions; ++d) {
     const std::vector<Activation>& fs = activations[d];
     KILN_ASSIGN_OR_RETURN(Expr w, u.Row(w_all, d));
@@ -341,109 +333,131 @@ absl::StatusOr<std::vector<Expr>> ConvertRecurrent(ConvertContext& ctx, Cell cel
       }
     }
     auto gate = [&](const Expr& all, int64_t k) { return u.Slice(all, 1, k * hidden, (k + 1) * hidden); };
-    std::vector<Expr> ys(steps);
+    // The steps run as a while_loop (compiled once, whatever the sequence length): the state is
+    // h (and c), and Y gets the step's row; step i reads time t = i, or steps - 1 - i in reverse.
+    WhileLoopBuilder loop(ctx);
+    KILN_ASSIGN_OR_RETURN(Var h_state, loop.AddState("h", h, "the hidden state"));
+    Var c_state;
+    if (cell == Cell::kLstm) {
+      KILN_ASSIGN_OR_RETURN(c_state, loop.AddState("c", c, "the cell state"));
+    }
     const bool reverse = direction == "reverse" || d == 1;
-    for (int64_t i = 0; i < steps; ++i) {
-      const int64_t t = reverse ? steps - 1 - i : i;
-      KILN_ASSIGN_OR_RETURN(Expr xt, u.Row(xw, t));
-      Expr h_new, c_new;
-      if (cell == Cell::kRnn) {
-        KILN_ASSIGN_OR_RETURN(Expr hr, u.Dense(h, r));
-        KILN_ASSIGN_OR_RETURN(Expr a, u.Binary("add", xt, hr));
-        if (rb) {
-          KILN_ASSIGN_OR_RETURN(a, u.Binary("add", a, *rb));
-        }
-        KILN_ASSIGN_OR_RETURN(a, u.Clip(a, clip));
-        KILN_ASSIGN_OR_RETURN(h_new, u.Apply(fs[0], a));
-      } else if (cell == Cell::kGru) {
-        KILN_ASSIGN_OR_RETURN(Expr hr, u.Dense(h, r_zr));
-        if (rb) {
-          KILN_ASSIGN_OR_RETURN(hr, u.Binary("add", hr, rb_zr));
-        }
-        KILN_ASSIGN_OR_RETURN(Expr x_zr, u.Slice(xt, 1, 0, 2 * hidden));
-        KILN_ASSIGN_OR_RETURN(Expr zr, u.Binary("add", x_zr, hr));
-        KILN_ASSIGN_OR_RETURN(zr, u.Clip(zr, clip));
-        KILN_ASSIGN_OR_RETURN(zr, u.Apply(fs[0], zr));
-        KILN_ASSIGN_OR_RETURN(Expr z, gate(zr, 0));
-        KILN_ASSIGN_OR_RETURN(Expr rg, gate(zr, 1));
-        KILN_ASSIGN_OR_RETURN(Expr x_h, gate(xt, 2));
-        Expr recurrent;
-        if (linear_before_reset != 0) {
-          KILN_ASSIGN_OR_RETURN(recurrent, u.Dense(h, r_h));
-          if (rb) {
-            KILN_ASSIGN_OR_RETURN(recurrent, u.Binary("add", recurrent, rb_h));
-          }
-          KILN_ASSIGN_OR_RETURN(recurrent, u.Binary("multiply", rg, recurrent));
-        } else {
-          KILN_ASSIGN_OR_RETURN(Expr reset, u.Binary("multiply", rg, h));
-          KILN_ASSIGN_OR_RETURN(recurrent, u.Dense(reset, r_h));
-          if (rb) {
-            KILN_ASSIGN_OR_RETURN(recurrent, u.Binary("add", recurrent, rb_h));
-          }
-        }
-        KILN_ASSIGN_OR_RETURN(Expr a, u.Binary("add", x_h, recurrent));
-        KILN_ASSIGN_OR_RETURN(a, u.Clip(a, clip));
-        KILN_ASSIGN_OR_RETURN(Expr candidate, u.Apply(fs[1], a));
-        // (1 - z) * candidate + z * h
-        KILN_ASSIGN_OR_RETURN(Expr keep, u.Binary("subtract", u.Scalar(1), z));
-        KILN_ASSIGN_OR_RETURN(Expr fresh, u.Binary("multiply", keep, candidate));
-        KILN_ASSIGN_OR_RETURN(Expr kept, u.Binary("multiply", z, h));
-        KILN_ASSIGN_OR_RETURN(h_new, u.Binary("add", fresh, kept));
-      } else {
-        KILN_ASSIGN_OR_RETURN(Expr hr, u.Dense(h, r));
-        KILN_ASSIGN_OR_RETURN(Expr a, u.Binary("add", xt, hr));
-        if (rb) {
-          KILN_ASSIGN_OR_RETURN(a, u.Binary("add", a, *rb));
-        }
-        KILN_ASSIGN_OR_RETURN(Expr ai, gate(a, 0));
-        KILN_ASSIGN_OR_RETURN(Expr ao, gate(a, 1));
-        KILN_ASSIGN_OR_RETURN(Expr af, gate(a, 2));
-        KILN_ASSIGN_OR_RETURN(Expr ac, gate(a, 3));
-        if (pi.defined()) {
-          KILN_ASSIGN_OR_RETURN(Expr peep_i, u.Binary("multiply", pi, c));
-          KILN_ASSIGN_OR_RETURN(ai, u.Binary("add", ai, peep_i));
-          KILN_ASSIGN_OR_RETURN(Expr peep_f, u.Binary("multiply", pf, c));
-          KILN_ASSIGN_OR_RETURN(af, u.Binary("add", af, peep_f));
-        }
-        KILN_ASSIGN_OR_RETURN(ai, u.Clip(ai, clip));
-        KILN_ASSIGN_OR_RETURN(Expr i_gate, u.Apply(fs[0], ai));
-        Expr f_gate;
-        if (input_forget != 0) {
-          KILN_ASSIGN_OR_RETURN(f_gate, u.Binary("subtract", u.Scalar(1), i_gate));
-        } else {
-          KILN_ASSIGN_OR_RETURN(af, u.Clip(af, clip));
-          KILN_ASSIGN_OR_RETURN(f_gate, u.Apply(fs[0], af));
-        }
-        KILN_ASSIGN_OR_RETURN(ac, u.Clip(ac, clip));
-        KILN_ASSIGN_OR_RETURN(Expr candidate, u.Apply(fs[1], ac));
-        KILN_ASSIGN_OR_RETURN(Expr kept, u.Binary("multiply", f_gate, c));
-        KILN_ASSIGN_OR_RETURN(Expr fresh, u.Binary("multiply", i_gate, candidate));
-        KILN_ASSIGN_OR_RETURN(c_new, u.Binary("add", kept, fresh));
-        if (po.defined()) {
-          KILN_ASSIGN_OR_RETURN(Expr peep_o, u.Binary("multiply", po, c_new));
-          KILN_ASSIGN_OR_RETURN(ao, u.Binary("add", ao, peep_o));
-        }
-        KILN_ASSIGN_OR_RETURN(ao, u.Clip(ao, clip));
-        KILN_ASSIGN_OR_RETURN(Expr o_gate, u.Apply(fs[0], ao));
-        KILN_ASSIGN_OR_RETURN(Expr hc, u.Apply(fs[2], c_new));
-        KILN_ASSIGN_OR_RETURN(h_new, u.Binary("multiply", o_gate, hc));
+    KILN_ASSIGN_OR_RETURN(Expr t, StepIndex(ctx, loop.iteration(), steps, reverse));
+    KILN_ASSIGN_OR_RETURN(Expr xt, ctx.Call("take", {xw, t}, MakeAttrs({{"axis", int64_t{0}}})));
+    h = h_state;
+    c = c_state;
+    Expr h_new, c_new;
+    if (cell == Cell::kRnn) {
+      KILN_ASSIGN_OR_RETURN(Expr hr, u.Dense(h, r));
+      KILN_ASSIGN_OR_RETURN(Expr a, u.Binary("add", xt, hr));
+      if (rb) {
+        KILN_ASSIGN_OR_RETURN(a, u.Binary("add", a, *rb));
       }
-      if (lengths) {
-        // Past its length a batch entry keeps its state and outputs zeros.
-        KILN_ASSIGN_OR_RETURN(Expr live, u.Binary("less", ctx.Constant(ScalarTensor(DataType::kInt64, t)), *lengths));
-        KILN_ASSIGN_OR_RETURN(ys[t], ctx.Call("where", {live, h_new, u.Scalar(0)}));
-        KILN_ASSIGN_OR_RETURN(h, ctx.Call("where", {live, h_new, h}));
-        if (cell == Cell::kLstm) {
-          KILN_ASSIGN_OR_RETURN(c, ctx.Call("where", {live, c_new, c}));
+      KILN_ASSIGN_OR_RETURN(a, u.Clip(a, clip));
+      KILN_ASSIGN_OR_RETURN(h_new, u.Apply(fs[0], a));
+    } else if (cell == Cell::kGru) {
+      KILN_ASSIGN_OR_RETURN(Expr hr, u.Dense(h, r_zr));
+      if (rb) {
+        KILN_ASSIGN_OR_RETURN(hr, u.Binary("add", hr, rb_zr));
+      }
+      KILN_ASSIGN_OR_RETURN(Expr x_zr, u.Slice(xt, 1, 0, 2 * hidden));
+      KILN_ASSIGN_OR_RETURN(Expr zr, u.Binary("add", x_zr, hr));
+      KILN_ASSIGN_OR_RETURN(zr, u.Clip(zr, clip));
+      KILN_ASSIGN_OR_RETURN(zr, u.Apply(fs[0], zr));
+      KILN_ASSIGN_OR_RETURN(Expr z, gate(zr, 0));
+      KILN_ASSIGN_OR_RETURN(Expr rg, gate(zr, 1));
+      KILN_ASSIGN_OR_RETURN(Expr x_h, gate(xt, 2));
+      Expr recurrent;
+      if (linear_before_reset != 0) {
+        KILN_ASSIGN_OR_RETURN(recurrent, u.Dense(h, r_h));
+        if (rb) {
+          KILN_ASSIGN_OR_RETURN(recurrent, u.Binary("add", recurrent, rb_h));
         }
+        KILN_ASSIGN_OR_RETURN(recurrent, u.Binary("multiply", rg, recurrent));
       } else {
-        ys[t] = h = h_new;
-        if (cell == Cell::kLstm) c = c_new;
+        KILN_ASSIGN_OR_RETURN(Expr reset, u.Binary("multiply", rg, h));
+        KILN_ASSIGN_OR_RETURN(recurrent, u.Dense(reset, r_h));
+        if (rb) {
+          KILN_ASSIGN_OR_RETURN(recurrent, u.Binary("add", recurrent, rb_h));
+        }
+      }
+      KILN_ASSIGN_OR_RETURN(Expr a, u.Binary("add", x_h, recurrent));
+      KILN_ASSIGN_OR_RETURN(a, u.Clip(a, clip));
+      KILN_ASSIGN_OR_RETURN(Expr candidate, u.Apply(fs[1], a));
+      // (1 - z) * candidate + z * h
+      KILN_ASSIGN_OR_RETURN(Expr keep, u.Binary("subtract", u.Scalar(1), z));
+      KILN_ASSIGN_OR_RETURN(Expr fresh, u.Binary("multiply", keep, candidate));
+      KILN_ASSIGN_OR_RETURN(Expr kept, u.Binary("multiply", z, h));
+      KILN_ASSIGN_OR_RETURN(h_new, u.Binary("add", fresh, kept));
+    } else {
+      KILN_ASSIGN_OR_RETURN(Expr hr, u.Dense(h, r));
+      KILN_ASSIGN_OR_RETURN(Expr a, u.Binary("add", xt, hr));
+      if (rb) {
+        KILN_ASSIGN_OR_RETURN(a, u.Binary("add", a, *rb));
+      }
+      KILN_ASSIGN_OR_RETURN(Expr ai, gate(a, 0));
+      KILN_ASSIGN_OR_RETURN(Expr ao, gate(a, 1));
+      KILN_ASSIGN_OR_RETURN(Expr af, gate(a, 2));
+      KILN_ASSIGN_OR_RETURN(Expr ac, gate(a, 3));
+      if (pi.defined()) {
+        KILN_ASSIGN_OR_RETURN(Expr peep_i, u.Binary("multiply", pi, c));
+        KILN_ASSIGN_OR_RETURN(ai, u.Binary("add", ai, peep_i));
+        KILN_ASSIGN_OR_RETURN(Expr peep_f, u.Binary("multiply", pf, c));
+        KILN_ASSIGN_OR_RETURN(af, u.Binary("add", af, peep_f));
+      }
+      KILN_ASSIGN_OR_RETURN(ai, u.Clip(ai, clip));
+      KILN_ASSIGN_OR_RETURN(Expr i_gate, u.Apply(fs[0], ai));
+      Expr f_gate;
+      if (input_forget != 0) {
+        KILN_ASSIGN_OR_RETURN(f_gate, u.Binary("subtract", u.Scalar(1), i_gate));
+      } else {
+        KILN_ASSIGN_OR_RETURN(af, u.Clip(af, clip));
+        KILN_ASSIGN_OR_RETURN(f_gate, u.Apply(fs[0], af));
+      }
+      KILN_ASSIGN_OR_RETURN(ac, u.Clip(ac, clip));
+      KILN_ASSIGN_OR_RETURN(Expr candidate, u.Apply(fs[1], ac));
+      KILN_ASSIGN_OR_RETURN(Expr kept, u.Binary("multiply", f_gate, c));
+      KILN_ASSIGN_OR_RETURN(Expr fresh, u.Binary("multiply", i_gate, candidate));
+      KILN_ASSIGN_OR_RETURN(c_new, u.Binary("add", kept, fresh));
+      if (po.defined()) {
+        KILN_ASSIGN_OR_RETURN(Expr peep_o, u.Binary("multiply", po, c_new));
+        KILN_ASSIGN_OR_RETURN(ao, u.Binary("add", ao, peep_o));
+      }
+      KILN_ASSIGN_OR_RETURN(ao, u.Clip(ao, clip));
+      KILN_ASSIGN_OR_RETURN(Expr o_gate, u.Apply(fs[0], ao));
+      KILN_ASSIGN_OR_RETURN(Expr hc, u.Apply(fs[2], c_new));
+      KILN_ASSIGN_OR_RETURN(h_new, u.Binary("multiply", o_gate, hc));
+    }
+    Expr y_t = h_new;
+    if (lengths) {
+      // Past its length a batch entry keeps its state and outputs zeros.
+      KILN_ASSIGN_OR_RETURN(Expr live, u.Binary("less", t, *lengths));
+      KILN_ASSIGN_OR_RETURN(y_t, ctx.Call("where", {live, h_new, u.Scalar(0)}));
+      KILN_ASSIGN_OR_RETURN(h_new, ctx.Call("where", {live, h_new, h}));
+      if (cell == Cell::kLstm) {
+        KILN_ASSIGN_OR_RETURN(c_new, ctx.Call("where", {live, c_new, c}));
       }
     }
-    outputs_by_direction[d] = std::move(ys);
-    last_h.push_back(h);
-    if (cell == Cell::kLstm) last_c.push_back(c);
+    KILN_RETURN_IF_ERROR(loop.SetNext(2, h_new, "the hidden state"));
+    if (cell == Cell::kLstm) {
+      KILN_RETURN_IF_ERROR(loop.SetNext(3, c_new, "the cell state"));
+    }
+    KILN_RETURN_IF_ERROR(loop.AddAccumulator("y", steps, y_t, t, "Y"));
+    KILN_ASSIGN_OR_RETURN(Expr next_cond,
+                          loop.NextBelow(ctx.Constant(ScalarTensor(DataType::kInt64, steps))));
+    KILN_ASSIGN_OR_RETURN(
+        Expr state, loop.Build(ctx.Constant(ScalarTensor(DataType::kBool, steps > 0)), next_cond));
+    const int states = cell == Cell::kLstm ? 2 : 1;
+    KILN_ASSIGN_OR_RETURN(Expr last, ctx.TupleGetItem(state, 2));
+    last_h.push_back(last);
+    if (cell == Cell::kLstm) {
+      KILN_ASSIGN_OR_RETURN(last, ctx.TupleGetItem(state, 3));
+      last_c.push_back(last);
+    }
+    KILN_ASSIGN_OR_RETURN(Expr y, ctx.TupleGetItem(state, 2 + states));
+    KILN_ASSIGN_OR_RETURN(y, ctx.Call("expand_dims", {y}, MakeAttrs({{"axis", int64_t{1}},
+                                                                     {"num_newaxis", int64_t{1}}})));
+    ys_by_direction.push_back(y);  // [steps, 1, batch, hidden]
   }
 
   // [directions, batch, hidden] from one [batch, hidden] per direction.
@@ -457,14 +471,11 @@ absl::StatusOr<std::vector<Expr>> ConvertRecurrent(ConvertContext& ctx, Cell cel
     if (expanded.size() == 1) return expanded[0];
     return ctx.Call("concatenate", std::move(expanded), MakeAttrs({{"axis", int64_t{0}}}));
   };
-  std::vector<Expr> per_step;
-  for (int64_t t = 0; t < steps; ++t) {
-    std::vector<Expr> directions_at_t;
-    for (int64_t d = 0; d < directions; ++d) directions_at_t.push_back(outputs_by_direction[d][t]);
-    KILN_ASSIGN_OR_RETURN(Expr at_t, stack(directions_at_t));
-    per_step.push_back(at_t);
+  Expr y = ys_by_direction[0];  // [steps, directions, batch, hidden]
+  if (directions > 1) {
+    KILN_ASSIGN_OR_RETURN(y, ctx.Call("concatenate", ys_by_direction,
+                                      MakeAttrs({{"axis", int64_t{1}}})));
   }
-  KILN_ASSIGN_OR_RETURN(Expr y, stack(per_step));  // [steps, directions, batch, hidden]
   KILN_ASSIGN_OR_RETURN(Expr y_h, stack(last_h));
   std::vector<Expr> outputs = {y, y_h};
   if (cell == Cell::kLstm) {

@@ -20,16 +20,6 @@
 #include "engine/support/status_macros.h"
 
 namespace kiln::onnx_frontend {
-namespace {
-
-// `steps - 1 - iteration` when `reverse`, else the iteration.
-absl::StatusOr<Expr> StepIndex(ConvertContext& ctx, const Expr& iteration, int64_t steps,
-                               bool reverse) {
-  if (!reverse) return iteration;
-  return ctx.Call("subtract", {ctx.Constant(ScalarTensor(DataType::kInt64, steps - 1)), iteration});
-}
-
-}  // namespace
 
 absl::StatusOr<std::vector<Expr>> ConvertRunTimeLoop(ConvertContext& ctx, const RunSubgraph& run,
                                                      const onnx::GraphProto& body) {

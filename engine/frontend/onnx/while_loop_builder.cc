@@ -43,6 +43,30 @@ absl::StatusOr<Function> CloseOver(ConvertContext& ctx, std::vector<Var> params,
         if (inside) depends.insert(node);
         order.push_back(node);
       });
+  // What is computed from constants alone (a weight's slice or transpose) stays in the body,
+  // where constant folding makes it a constant the body's kernels are specialized for (a packed
+  // weight) instead of a parameter; lowering hoists what is left of it out of the loop.
+  std::unordered_map<const ExprNode*, bool> from_constants;
+  auto only_constants = [&](const Expr& root) {
+    WalkPostOrder(
+        root.get(), ChildSet::kUses,
+        [&](const WalkEdge& edge) {
+          return edge.child->kind() != ObjectKind::kFunction && !from_constants.count(edge.child);
+        },
+        [&](const ExprNode* node) {
+          bool constant = node->kind() == ObjectKind::kConstant ||
+                          node->kind() == ObjectKind::kOp || node->kind() == ObjectKind::kCall ||
+                          node->kind() == ObjectKind::kTuple ||
+                          node->kind() == ObjectKind::kTupleGetItem;
+          ForEachChild(node, ChildSet::kUses, [&](const ExprNode* child) {
+            auto it = from_constants.find(child);
+            constant = constant && (child->kind() == ObjectKind::kFunction ||
+                                    (it != from_constants.end() && it->second));
+          });
+          from_constants[node] = constant;
+        });
+    return from_constants.at(root.get());
+  };
   std::unordered_map<const ExprNode*, Expr> rebuilt;
   for (const Var& param : params) rebuilt.emplace(param.get(), param);
   std::unordered_map<const ExprNode*, Var> invariant_of;
@@ -59,6 +83,7 @@ absl::StatusOr<Function> CloseOver(ConvertContext& ctx, std::vector<Var> params,
     }
     auto it = invariant_of.find(child.get());
     if (it != invariant_of.end()) return it->second;
+    if (child->kind() == ObjectKind::kCall && only_constants(child)) return child;
     if (child->checked_type.as<TensorTypeNode>() == nullptr && status.ok()) {
       status = ctx.Error(
           absl::StrCat("the body reads a value of type ", TypeToString(child->checked_type),
@@ -103,6 +128,12 @@ absl::StatusOr<std::vector<int64_t>> StaticLoopShape(ConvertContext& ctx, const 
                                   "time carries tensors of static shape"));
   }
   return dims;
+}
+
+absl::StatusOr<Expr> StepIndex(ConvertContext& ctx, const Expr& iteration, int64_t steps,
+                               bool reverse) {
+  if (!reverse) return iteration;
+  return ctx.Call("subtract", {ctx.Constant(ScalarTensor(DataType::kInt64, steps - 1)), iteration});
 }
 
 WhileLoopBuilder::WhileLoopBuilder(ConvertContext& ctx) : ctx_(ctx) {
@@ -156,16 +187,7 @@ absl::Status WhileLoopBuilder::AddAccumulator(const std::string& name, int64_t r
                         ctx_.Call("broadcast_to", {ctx_.Constant(ScalarTensor(row_type->dtype, 0))},
                                   MakeAttrs({{"shape", ShapeValue{acc_dims}}})));
   KILN_ASSIGN_OR_RETURN(Var acc, AddState(name, zeros, what));
-  std::vector<int64_t> positions(rows);
-  for (int64_t r = 0; r < rows; ++r) positions[r] = r;
-  std::vector<int64_t> column(acc_dims.size(), 1);
-  column[0] = rows;
-  KILN_ASSIGN_OR_RETURN(Expr here,
-                        ctx_.Call("equal", {ctx_.Constant(Int64Tensor(column, positions)), row}));
-  KILN_ASSIGN_OR_RETURN(Expr expanded,
-                        ctx_.Call("expand_dims", {value},
-                                  MakeAttrs({{"axis", int64_t{0}}, {"num_newaxis", int64_t{1}}})));
-  KILN_ASSIGN_OR_RETURN(Expr written, ctx_.Call("where", {here, expanded, acc}));
+  KILN_ASSIGN_OR_RETURN(Expr written, ctx_.Call("write_row", {acc, value, row}));
   return SetNext(num_states() - 1, written, what);
 }
 

@@ -17,6 +17,11 @@ namespace kiln::onnx_frontend {
 absl::StatusOr<std::vector<int64_t>> StaticLoopShape(ConvertContext& ctx, const Type& type,
                                                      const std::string& what);
 
+// The position iteration `iteration` (an int64 scalar) of a loop over `steps` visits: the
+// iteration itself, or steps - 1 - iteration when `reverse`.
+absl::StatusOr<Expr> StepIndex(ConvertContext& ctx, const Expr& iteration, int64_t steps,
+                               bool reverse);
+
 class WhileLoopBuilder {
  public:
   explicit WhileLoopBuilder(ConvertContext& ctx);

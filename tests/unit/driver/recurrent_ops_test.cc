@@ -122,17 +122,42 @@ CompileFailure FailToImport(const std::string& model) {
   return failure;
 }
 
-// A sequence length the importer would unroll past its bound, and an activation ONNX does not
-// define, are errors naming the node.
-TEST(RecurrentOpsTest, UnrollBoundAndUnknownActivationAreErrors) {
-  {
-    OnnxModelBuilder b;
-    b.Input("x", {5000, 1, 1}).Input("w", {1, 1, 1}).Input("r", {1, 1, 1}).Output("y");
-    b.Node("RNN", {"x", "w", "r"}, {"y"}, "long_rnn");
-    CompileFailure failure = FailToImport(b.Bytes());
-    EXPECT_THAT(failure.status.message(), HasSubstr("long_rnn"));
-    EXPECT_THAT(failure.status.message(), HasSubstr("4096"));
+// A long sequence is one loop over its steps: the compiled program does not grow with the
+// sequence (a few kernels, Y written a row per step in place, not all its rows every step), and
+// 5,000 steps give the recurrence evaluated by hand.
+TEST(RecurrentOpsTest, ALongSequenceRunsAsOneLoop) {
+  constexpr int kSteps = 5000;
+  OnnxModelBuilder b;
+  b.Input("x", {kSteps, 1, 1}).Output("y").Output("y_h");
+  b.FloatInitializer("w", {1, 1, 1}, {0.5f});
+  b.FloatInitializer("r", {1, 1, 1}, {0.9f});
+  onnx::NodeProto& node = b.Node("RNN", {"x", "w", "r"}, {"y", "y_h"}, "long_rnn");
+  OnnxModelBuilder::IntAttr(node, "hidden_size", 1);
+  absl::StatusOr<CompileResult> compiled = CompileForAllBackends(b.Bytes());
+  ASSERT_TRUE(compiled.ok());
+  ASSERT_TRUE(compiled->lowered.has_value());
+  EXPECT_LT(compiled->lowered->kernels.size(), 16u);
+  bool row_written_in_place = false;
+  for (const lower::LoweredKernel& kernel : compiled->lowered->kernels) {
+    row_written_in_place |= kernel.name.rfind("write_row", 0) == 0;
   }
+  EXPECT_TRUE(row_written_in_place);
+
+  std::vector<double> x(kSteps), expected(kSteps);
+  double h = 0;
+  for (int t = 0; t < kSteps; ++t) {
+    x[t] = std::sin(0.01 * t);
+    h = std::tanh(0.5 * static_cast<float>(x[t]) + 0.9 * h);
+    expected[t] = h;
+  }
+  auto out = RunAll(b.Bytes(), {Floats({kSteps, 1, 1}, x)});
+  ASSERT_EQ(out.size(), 2u);
+  ExpectNear(out[0], expected);
+  ExpectNear(out[1], {h});
+}
+
+// An activation ONNX does not define is an error naming the node.
+TEST(RecurrentOpsTest, AnUnknownActivationIsAnError) {
   {
     OnnxModelBuilder b;
     b.Input("x", {1, 1, 1}).Input("w", {1, 1, 1}).Input("r", {1, 1, 1}).Output("y");

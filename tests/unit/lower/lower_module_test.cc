@@ -418,6 +418,14 @@ meta[Constant][0] = Tensor[(2, 2), float32] 0x0000803f000000400000404000008040;
   EXPECT_EQ(outputs[0], (std::vector<double>{11, 22, 33, 44}));
 }
 
+std::vector<const loop::WhileNode*> WhileLoops(const lower::LoweredModule& lowered) {
+  std::vector<const loop::WhileNode*> loops;
+  loop::PreOrderVisit(Main(lowered)->body, [&](const Object* node) {
+    if (node->kind() == ObjectKind::kWhile) loops.push_back(static_cast<const loop::WhileNode*>(node));
+  });
+  return loops;
+}
+
 // acc = acc * softmax(w) while the step count stays below n: main's while loop runs the body's
 // kernels; softmax(w) reads no state, so it runs once, before the loop; the state (condition,
 // count, acc) is copied in before the loop and written back at the end of each iteration.
@@ -442,10 +450,7 @@ def @main(%n: Tensor[(), int64] /* si=n */, %x: Tensor[(2), float32] /* si=input
 TEST(LowerModuleTest, AWhileLoopRunsItsBodysKernelsWhileItsConditionHolds) {
   absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(kWhileLoop);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
-  std::vector<const loop::WhileNode*> loops;
-  loop::PreOrderVisit(Main(*lowered)->body, [&](const Object* node) {
-    if (node->kind() == ObjectKind::kWhile) loops.push_back(static_cast<const loop::WhileNode*>(node));
-  });
+  std::vector<const loop::WhileNode*> loops = WhileLoops(*lowered);
   ASSERT_EQ(loops.size(), 1u);
   std::vector<std::string> in_loop = CalledKernels(loops[0]->body);
   std::vector<std::string> all = CalledKernels(Main(*lowered)->body);
@@ -472,6 +477,79 @@ TEST(LowerModuleTest, AWhileLoopRunsItsBodysKernelsWhileItsConditionHolds) {
       double expected = x[k] * std::pow(scale[k], static_cast<double>(n));
       EXPECT_NEAR(outputs[0][k], expected, 1e-5 * std::abs(expected)) << "n " << n << ", element " << k;
     }
+  }
+}
+
+// Row i of acc takes x * (i + 1) while i < n: acc is read only by the write_row that gives its
+// next value, so each iteration writes the one row in place (a write_row kernel) instead of
+// computing all rows and copying them back; a row outside acc (n above its 3 rows) is dropped.
+constexpr char kRowWritingLoop[] = R"(
+def @main(%n: Tensor[(), int64] /* si=n */, %x: Tensor[(2), float32] /* si=input */,
+          %init: Tensor[(3, 2), float32] /* si=init */) {
+  %0 = fn (%c: Tensor[(), bool] /* si=loop */, %i: Tensor[(), int64] /* si=loop */,
+           %acc: Tensor[(3, 2), float32] /* si=loop */, %limit: Tensor[(), int64] /* si=n */,
+           %v: Tensor[(2), float32] /* si=input */) {
+    %1 = add(%i, 1i64 /* si=step */) /* si=step */;
+    %2 = less(%1, %limit) /* si=test */;
+    %3 = cast(%1, dtype=float32) /* si=scale */;
+    %4 = multiply(%v, %3) /* si=row */;
+    %5 = write_row(%acc, %4, %i) /* si=write */;
+    (%2, %1, %5) /* si=loop */
+  } /* si=loop */;
+  %6 = less(0i64 /* si=loop */, %n) /* si=loop */;
+  %7 = while_loop(%0, %6, 0i64 /* si=loop */, %init, %n, %x) /* si=loop */;
+  %7.2 /* si=loop */
+}
+)";
+
+TEST(LowerModuleTest, ALoopWritesARowOfItsStateInPlace) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(kRowWritingLoop);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::vector<const loop::WhileNode*> loops = WhileLoops(*lowered);
+  ASSERT_EQ(loops.size(), 1u);
+  std::vector<std::string> in_loop = CalledKernels(loops[0]->body);
+  auto count = [&](const std::string& prefix) {
+    return std::count_if(in_loop.begin(), in_loop.end(),
+                         [&](const std::string& name) { return name.rfind(prefix, 0) == 0; });
+  };
+  EXPECT_EQ(count("write_row"), 1);
+  EXPECT_EQ(count("copy"), 2) << "only the condition and the count are written back";
+  EXPECT_TRUE(StatementsHaveSourceSpans(*lowered, *testing::Optimize(kRowWritingLoop)));
+
+  const std::vector<double> x = {1.5, -2}, init = {7, 7, 8, 8, 9, 9};
+  for (int64_t n : {0, 2, 5}) {
+    auto outputs = RunFloat(*lowered, {loop::HostTensor::FromDoubles(DataType::kInt64, {},
+                                                                     {static_cast<double>(n)}),
+                                       F32({2}, x), F32({3, 2}, init)});
+    ASSERT_EQ(outputs.size(), 1u);
+    // n = 0 runs no iteration; n = 5 runs five, the last two writing rows 3 and 4 (dropped).
+    std::vector<double> expected = init;
+    for (int64_t i = 0; i < std::min<int64_t>(n, 3); ++i) {
+      for (int k = 0; k < 2; ++k) expected[i * 2 + k] = x[k] * static_cast<double>(i + 1);
+    }
+    EXPECT_EQ(outputs[0], expected) << "n " << n;
+  }
+}
+
+// Outside a loop write_row is a kernel of its own: the rows with one replaced, or unchanged when
+// the row is outside them.
+TEST(LowerModuleTest, WriteRowReplacesOneRowOrNone) {
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(R"(
+def @main(%rows: Tensor[(3, 2), float32] /* si=rows */, %x: Tensor[(2), float32] /* si=input */,
+          %r: Tensor[(), int64] /* si=r */) {
+  write_row(%rows, %x, %r) /* si=write */
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const std::vector<double> rows = {1, 2, 3, 4, 5, 6};
+  for (int64_t r : {-1, 0, 2, 3}) {
+    auto outputs = RunFloat(*lowered, {F32({3, 2}, rows), F32({2}, {-1, -2}),
+                                       loop::HostTensor::FromDoubles(DataType::kInt64, {},
+                                                                     {static_cast<double>(r)})});
+    ASSERT_EQ(outputs.size(), 1u);
+    std::vector<double> expected = rows;
+    if (r >= 0 && r < 3) expected[r * 2] = -1, expected[r * 2 + 1] = -2;
+    EXPECT_EQ(outputs[0], expected) << "row " << r;
   }
 }
 
