@@ -9,6 +9,7 @@
 #include "engine/frontend/onnx/shape_guards.h"
 #include "engine/ir/expr_walk.h"
 #include "engine/ir/structural_equal.h"
+#include "engine/op/op_registry.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/status_macros.h"
 
@@ -58,6 +59,11 @@ absl::StatusOr<Function> CloseOver(ConvertContext& ctx, std::vector<Var> params,
                           node->kind() == ObjectKind::kOp || node->kind() == ObjectKind::kCall ||
                           node->kind() == ObjectKind::kTuple ||
                           node->kind() == ObjectKind::kTupleGetItem;
+          if (node->kind() == ObjectKind::kCall) {  // a random op is computed once, outside
+            const OpEntry* entry =
+                OpRegistry::Global().FindCallee(static_cast<const CallNode*>(node)->op);
+            constant = constant && (entry == nullptr || !entry->stateful);
+          }
           ForEachChild(node, ChildSet::kUses, [&](const ExprNode* child) {
             auto it = from_constants.find(child);
             constant = constant && (child->kind() == ObjectKind::kFunction ||

@@ -1,7 +1,8 @@
 // Compute definitions of the reduce family (reduce.cc): sum, mean, prod, max
 // and min over a set of axes (keepdims, exclude), argmax and argmin along one
 // axis (ties: first index, or last with select_last_index). Half-precision
-// inputs accumulate in float32; bool max/min reduce as 0/1 integers.
+// inputs accumulate in float32, long float32 sums into few outputs in float64;
+// bool max/min reduce as 0/1 integers.
 #include "absl/strings/str_cat.h"
 #include "engine/op/compute/compute_families.h"
 #include "engine/op/compute/compute_util.h"
@@ -62,6 +63,14 @@ ReductionIndexing MakeIndexing(const Tensor& x, std::vector<bool> reduced, bool 
 
 enum class Kind { kSum, kMean, kProd, kMax, kMin };
 
+// A float32 sum of many terms into few outputs (a loss's mean, a global sum) runs as one serial
+// chain of additions per output, with no lanes to spread it over: it accumulates in float64,
+// which costs nothing there (the conversions are off the chain) and keeps the rounding error of
+// n additions (up to n x 2^-24 relative: 4e-4 for 6,480 terms, 1.7e-5 measured on ONNX's
+// SoftmaxCrossEntropyLoss test) below float32's own.
+constexpr int64_t kLongSumTerms = 256;
+constexpr int64_t kFewOutputs = 16;
+
 void Reduce(OpRegistry& registry, const std::string& op, Kind kind) {
   registry.SetCompute(
       op, [op, kind](const ComputeInput& in) -> absl::StatusOr<std::vector<Tensor>> {
@@ -75,6 +84,10 @@ void Reduce(OpRegistry& registry, const std::string& op, Kind kind) {
         // bool max/min reduce as uint8; halves accumulate in float32.
         DataType acc =
             x.dtype() == DataType::kBool ? DataType::kUInt8 : compute::ComputeType(x.dtype());
+        if (acc == DataType::kFloat32 && (kind == Kind::kSum || kind == Kind::kMean) &&
+            count >= kLongSumTerms && compute::Product(result.shape) < kFewOutputs) {
+          acc = DataType::kFloat64;
+        }
         bool needs_final_stage = acc != result.dtype || kind == Kind::kMean;
         std::string name = compute::ComputeName(op);
         Tensor reduced = te::Compute(

@@ -306,6 +306,17 @@ TEST(ReduceComputeTest, SumMeanProdOverAxes) {
   EXPECT_EQ(RunOp("mean", {T(kI32, {4}, {1, 2, 3, 4})}, {}, {}), (Values{2}));
 }
 
+// 2^24 then 300 ones: a float32 running sum stays at 2^24 (each + 1 rounds back to it); a long
+// sum into one value accumulates in float64, so it gives 2^24 + 300 (exact in float32), and the
+// mean that value over 301. Sums into many outputs stay float32 (their lanes run in parallel).
+TEST(ReduceComputeTest, ALongSumIntoOneValueDoesNotLoseItsSmallTerms) {
+  std::vector<double> values(301, 1.0);
+  values[0] = 16777216.0;
+  HostTensor x = F({301}, values);
+  EXPECT_EQ(RunOp("sum", {x}, {}, {}), (Values{16777516.0}));
+  EXPECT_EQ(RunOp("mean", {x}, {}, {}), (Values{static_cast<float>(16777516.0 / 301)}));
+}
+
 TEST(ReduceComputeTest, MaxMinWithExcludeAndBool) {
   HostTensor x = F({2, 2}, {1, 5, 7, 2});
   // exclude: reduce every axis but 0.
