@@ -10,6 +10,11 @@
 namespace kiln::lower {
 namespace {
 
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  int64_t product;
+  return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
+}
+
 // The widest vector width that divides `extent`, or 0.
 int64_t VectorFactor(int64_t extent) {
   for (int64_t width : kVectorWidths) {
@@ -22,11 +27,18 @@ bool IsReduction(const te::Stage& stage) {
   return stage.op->body.has_value() && stage.op->body->reduce.has_value();
 }
 
+// Whether the kernel being scheduled runs its outer loops in parallel (its work is at least
+// DefaultScheduleOptions::min_parallel_work).
+struct Parallelism {
+  bool enabled = true;
+};
+
 // Fuses the leading data-parallel leaves (stopping before `stop`) until the
 // loop has kMinParallelExtent iterations, and marks the result parallel.
-void ParallelizeOuter(te::Schedule& schedule, const te::Tensor& t, const te::IterVar& stop) {
+void ParallelizeOuter(te::Schedule& schedule, const te::Tensor& t, const te::IterVar& stop,
+                      Parallelism parallel) {
   std::vector<te::IterVar> leaves = schedule.LeafIterVars(t);
-  if (leaves.empty() || leaves[0]->is_reduce || leaves[0] == stop) return;
+  if (!parallel.enabled || leaves.empty() || leaves[0]->is_reduce || leaves[0] == stop) return;
   te::IterVar fused = leaves[0];
   for (size_t i = 1; i < leaves.size() && fused->extent < kMinParallelExtent; ++i) {
     if (leaves[i]->is_reduce || leaves[i] == stop) break;
@@ -37,7 +49,8 @@ void ParallelizeOuter(te::Schedule& schedule, const te::Tensor& t, const te::Ite
   schedule.Parallel(t, fused);
 }
 
-void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t, int64_t vector_lanes) {
+void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t, int64_t vector_lanes,
+                       Parallelism parallel) {
   std::vector<te::IterVar> axes = schedule.Axes(t);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
   if (axes.empty()) return;  // a full reduction to a scalar: one serial nest
@@ -45,7 +58,7 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t, int64_t vect
   const te::IterVar& x = axes.back();
   int64_t lanes = x->extent % vector_lanes == 0 ? vector_lanes : VectorFactor(x->extent);
   if (lanes == 0) {
-    ParallelizeOuter(schedule, t, nullptr);
+    ParallelizeOuter(schedule, t, nullptr, parallel);
     return;
   }
   te::IterVar x_outer, x_inner = x;
@@ -109,7 +122,7 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t, int64_t vect
   if (y_inner) schedule.Unroll(t, y_inner);
   if (columns_inner) schedule.Unroll(t, columns_inner);
   // The tile loops stay serial: only loops outside the reduction run in parallel.
-  ParallelizeOuter(schedule, t, reduce_axes.empty() ? x_inner : reduce_axes.front());
+  ParallelizeOuter(schedule, t, reduce_axes.empty() ? x_inner : reduce_axes.front(), parallel);
 }
 
 // The register tile of a blocked convolution (te::kBlockedConvTag) whose output is
@@ -200,12 +213,14 @@ void ReadPaddingInline(te::Schedule& schedule, const te::Tensor& conv) {
 
 // A blocked convolution written by its own loops: the reduce loops inside the tile loops, so
 // each reduce step updates the tile; the loops outside the reduction parallel.
-void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t, int64_t vector_lanes) {
+void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t, int64_t vector_lanes,
+                         Parallelism parallel) {
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
-  if (schedule.Axes(t).size() != 5) return ScheduleReduction(schedule, t, vector_lanes);
+  if (schedule.Axes(t).size() != 5) return ScheduleReduction(schedule, t, vector_lanes, parallel);
   BlockedConvTile tile = ChooseBlockedConvTile(schedule.Axes(t), reduce_axes.size() == 2, kMaxAccumulators);
   TileBlockedOutput(schedule, t, tile, reduce_axes);
-  ParallelizeOuter(schedule, t, reduce_axes.empty() ? schedule.Axes(t)[4] : reduce_axes.front());
+  ParallelizeOuter(schedule, t, reduce_axes.empty() ? schedule.Axes(t)[4] : reduce_axes.front(),
+                   parallel);
   ReadPaddingInline(schedule, t);
 }
 
@@ -215,7 +230,7 @@ void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t, int64_t ve
 // accumulators live in registers and the epilogue reads them there: no full-size intermediate
 // written and read back.
 void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& conv,
-                                     const te::Tensor& epilogue) {
+                                     const te::Tensor& epilogue, Parallelism parallel) {
   std::vector<te::IterVar> axes = schedule.Axes(conv);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(conv);
   bool depthwise = reduce_axes.size() == 2;
@@ -230,7 +245,7 @@ void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& c
     std::vector<te::IterVar> epilogue_axes = schedule.Axes(epilogue);
     int64_t leading = epilogue_axes[0]->extent * epilogue_axes[1]->extent;
     const te::IterVar& rows = epilogue_axes[2];
-    if (leading < kMinParallelExtent) {
+    if (parallel.enabled && leading < kMinParallelExtent) {
       int64_t chunks = (kMinParallelExtent + leading - 1) / leading;
       while (chunks < rows->extent && rows->extent % chunks != 0) ++chunks;
       if (chunks < rows->extent) {
@@ -240,7 +255,7 @@ void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& c
       }
     }
   }
-  ParallelizeOuter(schedule, epilogue, at);
+  ParallelizeOuter(schedule, epilogue, at, parallel);
   schedule.ComputeAt(conv, epilogue, at);
   // Within the tile: [n, oh, reduce..., ob, ow, b], the extents of n, oh, ob, ow bounded by the
   // region the tile reads.
@@ -293,7 +308,7 @@ te::Tensor ElementwiseEpilogue(const te::Schedule& schedule, const te::Tensor& p
   return reader;
 }
 
-void ScheduleElementwise(te::Schedule& schedule, const te::Tensor& t) {
+void ScheduleElementwise(te::Schedule& schedule, const te::Tensor& t, Parallelism parallel) {
   std::vector<te::IterVar> leaves = schedule.LeafIterVars(t);
   if (leaves.empty()) return;  // a scalar
   te::IterVar fused = leaves[0];
@@ -301,13 +316,13 @@ void ScheduleElementwise(te::Schedule& schedule, const te::Tensor& t) {
   if (!fused) return;
   int64_t lanes = VectorFactor(fused->extent);
   if (lanes == 0) {
-    schedule.Parallel(t, fused);
+    if (parallel.enabled) schedule.Parallel(t, fused);
   } else if (fused->extent == lanes) {
     schedule.Vectorize(t, fused);
   } else {
     auto [outer, inner] = schedule.Split(t, fused, lanes);
     schedule.Vectorize(t, inner);
-    schedule.Parallel(t, outer);
+    if (parallel.enabled) schedule.Parallel(t, outer);
   }
 }
 
@@ -316,7 +331,7 @@ void ScheduleElementwise(te::Schedule& schedule, const te::Tensor& t) {
 // row vectorized, so its index clamps and bounds tests act on one row's lanes (fusing the row in
 // too would divide and take remainders of every vector index). Other widths are scheduled as
 // any elementwise stage: one fused vector loop beats a scalar row loop.
-void SchedulePadding(te::Schedule& schedule, const te::Tensor& t) {
+void SchedulePadding(te::Schedule& schedule, const te::Tensor& t, Parallelism parallel) {
   std::vector<te::IterVar> leaves = schedule.LeafIterVars(t);
   // Trailing extent-1 axes (the channel block of NCHW1c data, a stem's 3-channel image) move
   // before the last real axis, which becomes the row.
@@ -329,7 +344,8 @@ void SchedulePadding(te::Schedule& schedule, const te::Tensor& t) {
     // Rows no width divides (a 224-wide image padded to 226): a scalar loop per row, the leading
     // axes fused and parallel, rather than one fused vector loop whose lanes each divide and
     // take remainders of the fused index and gather.
-    if (leaves.size() < 2) return ScheduleElementwise(schedule, t);
+    if (leaves.size() < 2) return ScheduleElementwise(schedule, t, parallel);
+    if (!parallel.enabled) return;
     te::IterVar fused = leaves[0];
     for (size_t i = 1; i + 1 < leaves.size() && fused; ++i) fused = schedule.Fuse(t, fused, leaves[i]);
     if (fused) schedule.Parallel(t, fused);
@@ -344,13 +360,14 @@ void SchedulePadding(te::Schedule& schedule, const te::Tensor& t) {
   // stay serial loops, so a row's source position (a channel shuffle's division and remainder of
   // the channel) is computed once per channel rather than once per row of the fused index.
   te::IterVar fused = leaves[0];
-  for (size_t i = 1; i + serial < leaves.size() && fused && fused->extent < kMinParallelExtent;
+  for (size_t i = 1; parallel.enabled && i + serial < leaves.size() && fused &&
+                     fused->extent < kMinParallelExtent;
        ++i) {
     fused = schedule.Fuse(t, fused, leaves[i]);
   }
   if (!fused) return;
   schedule.Vectorize(t, row->extent == lanes ? row : schedule.Split(t, row, lanes).second);
-  schedule.Parallel(t, fused);
+  if (parallel.enabled) schedule.Parallel(t, fused);
 }
 
 // An injective stage (transpose, channel shuffle, concat, split, layout change) whose rows
@@ -411,6 +428,20 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
       roots.push_back(t);
     }
   }
+  // The kernel's work: each stored stage's output elements times its reduce steps.
+  int64_t work = 0;
+  for (const te::Tensor& t : roots) {
+    const te::Stage* stage = schedule.FindStage(t);
+    int64_t steps = 1;
+    for (int64_t d : t.shape()) steps = SaturatingMul(steps, d);
+    if (IsReduction(*stage)) {
+      for (const te::IterVar& axis : stage->op->body->reduce_axes) {
+        steps = SaturatingMul(steps, axis->extent);
+      }
+    }
+    work = steps > INT64_MAX - work ? INT64_MAX : work + steps;
+  }
+  const Parallelism parallel{work >= options.min_parallel_work};
   // Convolutions scheduled with their epilogues, by buffer (stages are replaced as primitives
   // apply; their buffers stay).
   std::vector<loop::Buffer> scheduled;
@@ -423,7 +454,7 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
                                          schedule.FindStage(epilogue)->buffer()) != scheduled.end()) {
       continue;
     }
-    ScheduleBlockedConvWithEpilogue(schedule, t, epilogue);
+    ScheduleBlockedConvWithEpilogue(schedule, t, epilogue, parallel);
     for (const te::Tensor& input : schedule.FindStage(t)->op->inputs) {
       if (schedule.FindStage(input)->attach != te::AttachKind::kRoot) {
         scheduled.push_back(schedule.FindStage(input)->buffer());
@@ -438,13 +469,13 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
       continue;
     }
     if (schedule.FindStage(t)->op->tag == te::kBlockedConvTag) {
-      ScheduleBlockedConv(schedule, t, options.vector_lanes);
+      ScheduleBlockedConv(schedule, t, options.vector_lanes, parallel);
     } else if (IsReduction(*schedule.FindStage(t))) {
-      ScheduleReduction(schedule, t, options.vector_lanes);
+      ScheduleReduction(schedule, t, options.vector_lanes, parallel);
     } else if (schedule.FindStage(t)->op->tag == te::kPadTag || IsLongRowInjective(schedule, t)) {
-      SchedulePadding(schedule, t);
+      SchedulePadding(schedule, t, parallel);
     } else {
-      ScheduleElementwise(schedule, t);
+      ScheduleElementwise(schedule, t, parallel);
     }
   }
   return schedule;

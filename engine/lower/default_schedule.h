@@ -22,6 +22,12 @@ inline constexpr int64_t kVectorWidths[] = {8, 7, 6, 5, 4};
 // Leading data-parallel loops are fused until the parallel loop has at least
 // this many iterations (or no data-parallel loop is left to fuse).
 inline constexpr int64_t kMinParallelExtent = 16;
+// A kernel doing less work than this (output elements times reduce steps, summed over its
+// stages) runs its loops serially: a parallel loop costs a wakeup and a join of the pool's
+// threads (about a microsecond each on these VMs), more than splitting a few microseconds of
+// work saves. A recurrent layer's step (a 512 x 128 dense, its gates, its state copies) runs
+// 200 times per run: 2 threads took 1.8x one thread's time with every kernel parallel.
+inline constexpr int64_t kMinParallelWork = 1 << 17;
 // The extents the second-innermost output loop of a reduction is tiled by,
 // the first that divides it (a register tile with the vector loop).
 inline constexpr int64_t kReductionRowTiles[] = {4, 7};
@@ -81,6 +87,9 @@ struct DefaultScheduleOptions {
   // of its register tile fills a whole register (AVX-512's 16 lanes: half the broadcasts and
   // loads per multiply-add of 8). Other extents use kVectorWidths.
   int64_t vector_lanes = kVectorWidths[0];
+  // Kernels doing less work than this run serially (kMinParallelWork; 0: every kernel's
+  // outer loops run in parallel).
+  int64_t min_parallel_work = kMinParallelWork;
 };
 te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
                                    const DefaultScheduleOptions& options);

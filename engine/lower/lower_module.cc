@@ -1153,7 +1153,7 @@ class MainLowering {
 
   const FunctionNode& main_;
   DefaultScheduleOptions ScheduleOptions() const {
-    return {options_.keep_schedule_record, options_.vector_lanes};
+    return {options_.keep_schedule_record, options_.vector_lanes, options_.min_parallel_work};
   }
 
   const LowerOptions& options_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/ir/span.h"
+#include "engine/lower/default_schedule.h"
 #include "engine/support/compile_budget.h"
 
 namespace kiln {
@@ -39,6 +40,9 @@ struct LowerOptions {
   // The target's float32 lanes per vector register (see DefaultScheduleOptions): the driver
   // sets the lanes of the target code is generated for, the host's without codegen.
   int64_t vector_lanes = 8;
+  // Kernels doing less work than this run serially (lower.min_parallel_work; see
+  // DefaultScheduleOptions).
+  int64_t min_parallel_work = kMinParallelWork;
   // Every value placed in the workspace starts at a multiple of this many
   // bytes (cache-line alignment keeps vector loads aligned).
   int64_t workspace_alignment_bytes = 64;

@@ -52,5 +52,6 @@ inline constexpr char kConfigVerifyTypes[] = "pass.verify_types";
 inline constexpr char kConfigSpanCoverage[] = "pass.span_coverage";
 inline constexpr char kConfigKeepScheduleRecord[] = "te.keep_schedule_record";
 inline constexpr char kConfigShareKernels[] = "lower.share_kernels";
+inline constexpr char kConfigMinParallelWork[] = "lower.min_parallel_work";
 
 }  // namespace kiln

@@ -97,7 +97,7 @@ def main():
     addresses = [r[0] for r in rows]
     function_lines = decl_lines(obj)
     queries = {prefix + s for s in ("_input_info", "_output_info", "_num_inputs", "_num_outputs",
-                                    "_workspace_size")}
+                                    "_workspace_size", "_kernel_name", "_num_kernels")}
     in_kernel = lambda line: any(a <= line <= b for a, b in kernels)
     total = mapped = 0
     seen = set()

@@ -29,6 +29,13 @@ std::vector<loop::ForKind> LoopKinds(const loop::PrimFuncNode& func) {
   return kinds;
 }
 
+// The tests of loop structure lower their small kernels as large ones are: in parallel.
+const lower::LowerOptions kEveryKernelParallel = [] {
+  lower::LowerOptions options;
+  options.min_parallel_work = 0;
+  return options;
+}();
+
 constexpr char kDense4x16[] = R"(
 def @main(%x: Tensor[(4, 16), float32] /* si=input */, %w: Tensor[(16, 16), float32] /* si=fc.weight */, %b: Tensor[(16), float32] /* si=fc.bias */) {
   %0 = nn.dense(%x, %w) /* si=fc */;
@@ -38,7 +45,7 @@ def @main(%x: Tensor[(4, 16), float32] /* si=input */, %w: Tensor[(16, 16), floa
 )";
 
 TEST(DefaultScheduleTest, DenseIsVectorizedInsideTheReductionAndRunsInParallel) {
-  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(kDense4x16);
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(kDense4x16, 3, kEveryKernelParallel);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   ASSERT_EQ(lowered->kernels.size(), 1u);
   const te::Schedule& schedule = lowered->kernels[0].schedule;
@@ -80,7 +87,7 @@ def @main(%x: Tensor[(4, 6), float32] /* si=input */) {
   %0 = multiply(%x, 2f) /* si=scale */;
   nn.relu(%0) /* si=relu */
 }
-)");
+)", 3, kEveryKernelParallel);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   ASSERT_EQ(lowered->kernels.size(), 1u);
   // 24 elements: 3 parallel blocks of 8 lanes; the scalar constant and the
@@ -101,7 +108,7 @@ TEST(DefaultScheduleTest, InjectiveStagesWithLongRowsGoRowByRow) {
 def @main(%x: Tensor[(1, 4, 3, 32), float32]) {
   transpose(%x, axes=[0, 2, 1, 3])
 }
-)");
+)", 3, kEveryKernelParallel);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   ASSERT_EQ(lowered->kernels.size(), 1u);
   EXPECT_EQ(Primitives(lowered->kernels[0].schedule),
@@ -126,7 +133,7 @@ def @main(%x: Tensor[(1, 4, 3, 32), float32]) {
 // channel x row x lane register tile covers the convolution.
 TEST(DefaultScheduleTest, PaddingIsMaterializedRowByRow) {
   auto pad_steps = [](const char* text) {
-    absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(text);
+    absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(text, 3, kEveryKernelParallel);
     KILN_CHECK(lowered.ok()) << lowered.status();
     std::vector<std::string> steps;
     for (const te::ScheduleStep& step : lowered->kernels[0].schedule.record()) {
@@ -156,10 +163,32 @@ TEST(DefaultScheduleTest, ExtentsNoVectorWidthDividesStayScalar) {
 def @main(%x: Tensor[(3, 3), float32] /* si=input */) {
   nn.relu(%x) /* si=relu */
 }
-)");
+)", 3, kEveryKernelParallel);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   EXPECT_EQ(Primitives(lowered->kernels[0].schedule),
             (std::vector<std::string>{"vanilla", "fuse", "parallel"}));
+}
+
+// A kernel doing less work than lower.min_parallel_work (4 x 16 outputs of 16 steps each) runs
+// serially: a parallel loop's wakeup and join would cost more than the work; the same dense
+// with 256 rows of 512 outputs, each 512 steps, runs its outer loop in parallel.
+TEST(DefaultScheduleTest, OnlyKernelsWithEnoughWorkRunInParallel) {
+  absl::StatusOr<lower::LoweredModule> small = testing::OptimizeAndLower(kDense4x16);
+  ASSERT_TRUE(small.ok()) << small.status();
+  ASSERT_EQ(small->kernels.size(), 1u);
+  std::vector<loop::ForKind> kinds =
+      LoopKinds(*small->module->Lookup(small->kernels[0].name).as<loop::PrimFuncNode>());
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), loop::ForKind::kParallel), 0);
+
+  absl::StatusOr<lower::LoweredModule> large = testing::OptimizeAndLower(R"(
+def @main(%x: Tensor[(256, 512), float32] /* si=input */, %w: Tensor[(512, 512), float32] /* si=fc.weight */) {
+  nn.dense(%x, %w) /* si=fc */
+}
+)");
+  ASSERT_TRUE(large.ok()) << large.status();
+  ASSERT_EQ(large->kernels.size(), 1u);
+  kinds = LoopKinds(*large->module->Lookup(large->kernels[0].name).as<loop::PrimFuncNode>());
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), loop::ForKind::kParallel), 1);
 }
 
 }  // namespace

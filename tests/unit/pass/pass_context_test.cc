@@ -42,7 +42,7 @@ TEST(PassContextTest, UnknownKeyListsValidKeys) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(),
             "unknown config option 'ir.enable_si_bulder'; valid options: ir.enable_si_builder, "
-            "lower.share_kernels, pass.max_pass_index, pass.span_coverage, pass.verify_each, "
+            "lower.min_parallel_work, lower.share_kernels, pass.max_pass_index, pass.span_coverage, pass.verify_each, "
             "pass.verify_types, te.keep_schedule_record");
   EXPECT_FALSE(context.SetConfig("nope", true).ok());
 }
