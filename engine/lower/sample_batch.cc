@@ -97,7 +97,8 @@ class SampleBatchChecker {
             what, " has type ", DescribeType(type), ": dimension ",
             dim.name.empty() ? "?" : dim.name, " on axis ", dim.axis,
             " is known only at run time, and Kiln compiles a run-time dimension only as the batch "
-            "(axis 0, dimension ", symbol_, ", each sample computed on its own)"));
+            "(axis 0, dimension ", symbol_, ", each sample computed on its own); give the inputs "
+            "static shapes (input_shapes) to compile it"));
       }
     }
     return absl::OkStatus();

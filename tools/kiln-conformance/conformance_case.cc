@@ -167,8 +167,10 @@ Attempt CompileAndRun(const std::string& model, const driver::CompileOptions& op
       signature.outputs.size() != expected.size() + bounded.size()) {
     return {{Stage::kCompileError,
              absl::StrCat("the compiled model takes ", signature.inputs.size(), " inputs and gives ",
-                          signature.outputs.size(), " outputs; the test has ", inputs.size(),
-                          " and ", expected.size())}};
+                          signature.outputs.size() - bounded.size(), " outputs",
+                          bounded.empty() ? "" : absl::StrCat(" (and ", bounded.size(),
+                                                              " bounded outputs' lengths)"),
+                          "; the test has ", inputs.size(), " and ", expected.size())}};
   }
   std::vector<loop::HostTensor>& outputs = signature.outputs;
   // ONNX 1.12's test data stores bfloat16 tensors with data type UINT16 (the

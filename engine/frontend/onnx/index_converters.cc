@@ -142,7 +142,9 @@ absl::StatusOr<std::vector<Expr>> BoundedTopK(ConvertContext& ctx, const Expr& x
   }
   const int64_t normalized = axis < 0 ? axis + rank : axis;
   if (!type->shape[normalized].is_static()) {
-    return ctx.Error("the axis's extent must be static to bound K given at run time");
+    return ctx.Error(absl::StrCat(
+        "axis ", normalized, " has a run-time extent, so K given at run time has no static bound: "
+        "give the input a static shape (input_shapes) or declare the outputs' shapes"));
   }
   const int64_t extent = type->shape[normalized].value;
   if (extent == 0) return ctx.Error(absl::StrCat("axis ", normalized, " is empty"));

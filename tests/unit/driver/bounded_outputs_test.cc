@@ -159,6 +159,23 @@ TEST(BoundedOutputsTest, TopKOfARunTimeKFillsTheFirstKAndRefusesALargerOne) {
   EXPECT_THAT(failures[0].message(), HasSubstr("input 1 (K) must lie in [0, 5]"));
 }
 
+// K given at run time over an axis whose extent only a run knows has no static bound: an
+// import error naming the node and what to give instead.
+TEST(BoundedOutputsTest, TopKOverARunTimeAxisAsksForAStaticShape) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {2, -1}).Input("k", {1}, onnx::TensorProto::INT64);
+  b.Output("values").Output("indices");
+  b.Node("TopK", {"x", "k"}, {"values", "indices"}, "topk");
+  CompileOptions options;
+  absl::StatusOr<CompileResult> compiled = CompileOnnx(b.Bytes(), options);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(), HasSubstr("ONNX node 'topk'"));
+  EXPECT_THAT(compiled.status().message(),
+              HasSubstr("axis 1 has a run-time extent, so K given at run time has no static "
+                        "bound: give the input a static shape (input_shapes) or declare the "
+                        "outputs' shapes"));
+}
+
 TEST(BoundedOutputsTest, ABoundedValueReadByAnotherNodeIsAnImportErrorNamingBoth) {
   OnnxModelBuilder b(13);
   b.Input("x", {3, 4}).Output("y");

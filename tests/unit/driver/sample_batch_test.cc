@@ -215,6 +215,8 @@ TEST(SampleBatchTest, ModelsThatMixSamplesAreCompileErrorsNamingTheNode) {
        "squeeze (si=mixer): it squeezes every axis of extent 1, the batch's included"},
       {MixingModel("Relu", [](onnx::NodeProto&) {}, {"", "L"}, {2, -1}),
        "input 'x' has type (2, L): dimension L on axis 1 is known only at run time"},
+      {MixingModel("Relu", [](onnx::NodeProto&) {}, {"", "L"}, {2, -1}),
+       "give the inputs static shapes (input_shapes) to compile it"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<CompileResult> compiled = CompileOnnx(c.model, options, &failure);
