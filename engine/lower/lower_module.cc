@@ -100,6 +100,7 @@ class RowStores : public loop::StmtExprMutator {
  public:
   RowStores(const loop::VarNode* from, loop::Buffer to, loop::PrimExpr offset)
       : from_(from), to_(std::move(to)), offset_(std::move(offset)) {}
+  int moved() const { return moved_; }
 
  protected:
   loop::Stmt VisitBufferStore_(const loop::BufferStoreNode* op, const loop::Stmt& self) override {
@@ -109,6 +110,7 @@ class RowStores : public loop::StmtExprMutator {
     const loop::PrimExpr& index = op->indices[0];
     loop::PrimExpr base =
         index->type.lanes > 1 ? loop::MakeBroadcast(offset_, index->type.lanes) : offset_;
+    ++moved_;
     return loop::MakeBufferStore(to_, op->value, {base + index}, op->span);
   }
 
@@ -116,6 +118,7 @@ class RowStores : public loop::StmtExprMutator {
   const loop::VarNode* from_;
   loop::Buffer to_;
   loop::PrimExpr offset_;
+  int moved_ = 0;
 };
 
 class MainLowering {
@@ -462,15 +465,19 @@ class MainLowering {
       }
       args.push_back(ids[0]);
     }
-    // The row's elements as one axis: the kernel copies them in order.
-    const Value& value = values_[args[0]];
-    Value flat{Value::Origin::kView, value.dtype, {value.NumElements()},
-               UniqueName(absl::StrCat(value.name, "_flat"))};
-    flat.root = value.root;
-    args[0] = NewValue(std::move(flat));
-    args.push_back(state);
-    KILN_ASSIGN_OR_RETURN(int kernel,
-                          RowWriteKernel(values_[args[0]], values_[state], Or(expr->span)));
+    // The row's and the state's elements as one axis each: the kernel copies them in order.
+    auto flat = [&](int id) {
+      const Value& value = values_[id];
+      Value view{Value::Origin::kView, value.dtype, {value.NumElements()},
+                 UniqueName(absl::StrCat(value.name, "_flat"))};
+      view.root = value.root;
+      return NewValue(std::move(view));
+    };
+    args[0] = flat(args[0]);
+    args.push_back(flat(state));
+    KILN_ASSIGN_OR_RETURN(int kernel, RowWriteKernel(values_[args[0]], values_[state].shape[0],
+                                                     values_[args[2]], Or(expr->span)));
+    KILN_RETURN_IF_ERROR(CheckArgs(kernels_[kernel], args));
     int step_index = static_cast<int>(steps_.size());
     for (int id : args) Use(id, step_index);
     steps_.push_back(Step{kernel, std::move(args), Or(expr->span)});
@@ -481,9 +488,10 @@ class MainLowering {
   // The kernel of an in-place row write: rows[row] = value when 0 <= row < rows (else nothing,
   // as write_row), its params (value as one axis, row, rows). It is the row's copy, scheduled
   // and recorded as any kernel, with its stores moved to row `row` of `rows` (read at run time).
-  absl::StatusOr<int> RowWriteKernel(const Value& value, const Value& rows, const Span& span) {
-    std::string key = absl::StrCat("row:", DataTypeName(value.dtype), ":",
-                                   absl::StrJoin(rows.shape, ","));
+  absl::StatusOr<int> RowWriteKernel(const Value& value, int64_t row_count, const Value& rows,
+                                     const Span& span) {
+    std::string key = absl::StrCat("row:", DataTypeName(value.dtype), ":", row_count, "x",
+                                   value.NumElements());
     auto it = copy_kernels_.find(key);
     if (it != copy_kernels_.end()) return it->second;
     KILN_ASSIGN_OR_RETURN(KernelEntry entry, CopyEntry(UniqueName("write_row"), value, span));
@@ -492,11 +500,25 @@ class MainLowering {
     loop::Buffer row = loop::MakeBuffer("row", DataType::kInt64, {});
     loop::Buffer all = loop::MakeBuffer("rows", rows.dtype, {rows.NumElements()});
     loop::Var r = loop::MakeVar("r");
-    RowStores moved(copy->param_buffer(1)->data.get(), all, loop::PrimExpr(r) * row_elements);
+    const loop::VarNode* out = copy->param_buffer(1)->data.get();
+    RowStores moved(out, all, loop::PrimExpr(r) * row_elements);
     loop::Stmt body = moved.VisitStmt(copy->body);
+    // Every access of the copy's output must have moved to the rows (one index each).
+    bool left = false;
+    loop::PreOrderVisit(body, [&](const Object* node) {
+      if (node->kind() == ObjectKind::kBufferStore) {
+        left |= static_cast<const loop::BufferStoreNode*>(node)->buffer->data.get() == out;
+      } else if (node->kind() == ObjectKind::kBufferLoad) {
+        left |= static_cast<const loop::BufferLoadNode*>(node)->buffer->data.get() == out;
+      }
+    });
+    if (left || (row_elements > 0 && moved.moved() == 0)) {
+      return absl::InternalError(absl::StrCat(NodePrefix("write_row", span),
+                                              "the row copy's stores could not be moved to the rows"));
+    }
     loop::PrimExpr zero = loop::MakeConst(loop::kIndexType, 0);
     loop::PrimExpr inside = loop::PrimExpr(r) >= zero &&
-                            loop::PrimExpr(r) < loop::MakeConst(loop::kIndexType, rows.shape[0]);
+                            loop::PrimExpr(r) < loop::MakeConst(loop::kIndexType, row_count);
     body = loop::MakeLetStmt(r, loop::MakeBufferLoad(row, {}),
                              loop::MakeIfThenElse(inside, body, nullptr, span), span);
     entry.func = loop::MakePrimFunc({copy->param_buffer(0), row, all}, body, copy->attrs,
@@ -506,7 +528,6 @@ class MainLowering {
     copy_kernels_[key] = index;
     return index;
   }
-
 
   // assert(data, condition): the result is a view of data; the check is a statement of main
   // (before every kernel that reads the view), or nothing when the condition is a constant true.

@@ -13,6 +13,7 @@
 // and the cell's elementwise ops, which FuseOps fuses, and writes its row of Y. Forward, reverse and bidirectional; sequence_lens masks
 // steps past a batch entry's length (its state stays, its Y rows are zero; forward only);
 // activations with their alpha/beta; clip; layout 0 and 1; LSTM's input_forget.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -67,8 +68,22 @@ class StepBuilder {
     return ctx_.Call(op, {a, b});
   }
 
-  // x[begin:end] along `axis`.
+  // x[begin:end] along `axis`. A constant's rows (a weight's direction or gates) are sliced
+  // here, so the loop body reads a constant its kernels are specialized for (a packed weight)
+  // rather than a loop parameter.
   absl::StatusOr<Expr> Slice(const Expr& x, int64_t axis, int64_t begin, int64_t end) {
+    if (const auto* constant = x.as<ConstantNode>(); constant != nullptr && axis == 0) {
+      const TensorData& data = constant->data;
+      if (!data->shape.empty() && 0 <= begin && begin <= end && end <= data->shape[0]) {
+        const size_t row_bytes = data->bytes.size() / std::max<int64_t>(data->shape[0], 1);
+        std::vector<int64_t> shape = data->shape;
+        shape[0] = end - begin;
+        KILN_RETURN_IF_ERROR(ctx_.ChargeBytes(
+            static_cast<int64_t>((end - begin) * row_bytes), "a recurrent weight's rows"));
+        return ctx_.Constant(MakeTensorData(
+            data->dtype, std::move(shape), data->bytes.substr(begin * row_bytes, (end - begin) * row_bytes)));
+      }
+    }
     return ctx_.Call("strided_slice", {x},
                      MakeAttrs({{"begin", IntArray({begin})},
                                 {"end", IntArray({end})},
@@ -79,6 +94,10 @@ class StepBuilder {
   // x[index] along axis 0, that axis dropped.
   absl::StatusOr<Expr> Row(const Expr& x, int64_t index) {
     KILN_ASSIGN_OR_RETURN(Expr row, Slice(x, 0, index, index + 1));
+    if (const auto* constant = row.as<ConstantNode>()) {
+      std::vector<int64_t> shape(constant->data->shape.begin() + 1, constant->data->shape.end());
+      return ctx_.Constant(MakeTensorData(constant->data->dtype, std::move(shape), constant->data->bytes));
+    }
     return ctx_.Call("squeeze", {row}, MakeAttrs({{"axis", IntArray({0})}}));
   }
 
@@ -238,11 +257,16 @@ absl::StatusOr<std::vector<Expr>> ConvertRecurrent(ConvertContext& ctx, Cell cel
   if (ctx.HasInput(3)) {
     KILN_RETURN_IF_ERROR(ExpectShape(ctx, 3, "B", {directions, 2 * gh}));
   }
+  // The initial states are [directions, batch, hidden], or with layout 1 [batch, directions,
+  // hidden] (as Y_h and Y_c are).
+  const std::vector<int64_t> state_shape =
+      layout == 0 ? std::vector<int64_t>{directions, batch, hidden}
+                  : std::vector<int64_t>{batch, directions, hidden};
   if (ctx.HasInput(5)) {
-    KILN_RETURN_IF_ERROR(ExpectShape(ctx, 5, "initial_h", {directions, batch, hidden}));
+    KILN_RETURN_IF_ERROR(ExpectShape(ctx, 5, "initial_h", state_shape));
   }
   if (cell == Cell::kLstm && ctx.HasInput(6)) {
-    KILN_RETURN_IF_ERROR(ExpectShape(ctx, 6, "initial_c", {directions, batch, hidden}));
+    KILN_RETURN_IF_ERROR(ExpectShape(ctx, 6, "initial_c", state_shape));
   }
   if (cell == Cell::kLstm && ctx.HasInput(7)) {
     KILN_RETURN_IF_ERROR(ExpectShape(ctx, 7, "P", {directions, 3 * hidden}));
@@ -299,17 +323,24 @@ absl::StatusOr<std::vector<Expr>> ConvertRecurrent(ConvertContext& ctx, Cell cel
       KILN_ASSIGN_OR_RETURN(xw, u.Binary("add", xw, wb));
     }
     KILN_ASSIGN_OR_RETURN(xw, ctx.Call("reshape", {xw}, MakeAttrs({{"newshape", IntArray({steps, batch, gh})}})));
+    // Direction d's initial state, [batch, hidden].
+    auto initial_state = [&](size_t input) -> absl::StatusOr<Expr> {
+      KILN_ASSIGN_OR_RETURN(Expr all, ctx.Input(input));
+      if (layout == 1) {
+        KILN_ASSIGN_OR_RETURN(all, ctx.Call("transpose", {all},
+                                            MakeAttrs({{"axes", IntArray({1, 0, 2})}})));
+      }
+      return u.Row(all, d);
+    };
     Expr h, c;
     if (ctx.HasInput(5)) {
-      KILN_ASSIGN_OR_RETURN(Expr h0, ctx.Input(5));
-      KILN_ASSIGN_OR_RETURN(h, u.Row(h0, d));
+      KILN_ASSIGN_OR_RETURN(h, initial_state(5));
     } else {
       KILN_ASSIGN_OR_RETURN(h, u.Zeros(batch, hidden));
     }
     if (cell == Cell::kLstm) {
       if (ctx.HasInput(6)) {
-        KILN_ASSIGN_OR_RETURN(Expr c0, ctx.Input(6));
-        KILN_ASSIGN_OR_RETURN(c, u.Row(c0, d));
+        KILN_ASSIGN_OR_RETURN(c, initial_state(6));
       } else {
         KILN_ASSIGN_OR_RETURN(c, u.Zeros(batch, hidden));
       }

@@ -9,7 +9,6 @@
 #include "engine/frontend/onnx/shape_guards.h"
 #include "engine/ir/expr_walk.h"
 #include "engine/ir/structural_equal.h"
-#include "engine/op/op_registry.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/status_macros.h"
 
@@ -44,35 +43,6 @@ absl::StatusOr<Function> CloseOver(ConvertContext& ctx, std::vector<Var> params,
         if (inside) depends.insert(node);
         order.push_back(node);
       });
-  // What is computed from constants alone (a weight's slice or transpose) stays in the body,
-  // where constant folding makes it a constant the body's kernels are specialized for (a packed
-  // weight) instead of a parameter; lowering hoists what is left of it out of the loop.
-  std::unordered_map<const ExprNode*, bool> from_constants;
-  auto only_constants = [&](const Expr& root) {
-    WalkPostOrder(
-        root.get(), ChildSet::kUses,
-        [&](const WalkEdge& edge) {
-          return edge.child->kind() != ObjectKind::kFunction && !from_constants.count(edge.child);
-        },
-        [&](const ExprNode* node) {
-          bool constant = node->kind() == ObjectKind::kConstant ||
-                          node->kind() == ObjectKind::kOp || node->kind() == ObjectKind::kCall ||
-                          node->kind() == ObjectKind::kTuple ||
-                          node->kind() == ObjectKind::kTupleGetItem;
-          if (node->kind() == ObjectKind::kCall) {  // a random op is computed once, outside
-            const OpEntry* entry =
-                OpRegistry::Global().FindCallee(static_cast<const CallNode*>(node)->op);
-            constant = constant && (entry == nullptr || !entry->stateful);
-          }
-          ForEachChild(node, ChildSet::kUses, [&](const ExprNode* child) {
-            auto it = from_constants.find(child);
-            constant = constant && (child->kind() == ObjectKind::kFunction ||
-                                    (it != from_constants.end() && it->second));
-          });
-          from_constants[node] = constant;
-        });
-    return from_constants.at(root.get());
-  };
   std::unordered_map<const ExprNode*, Expr> rebuilt;
   for (const Var& param : params) rebuilt.emplace(param.get(), param);
   std::unordered_map<const ExprNode*, Var> invariant_of;
@@ -89,7 +59,6 @@ absl::StatusOr<Function> CloseOver(ConvertContext& ctx, std::vector<Var> params,
     }
     auto it = invariant_of.find(child.get());
     if (it != invariant_of.end()) return it->second;
-    if (child->kind() == ObjectKind::kCall && only_constants(child)) return child;
     if (child->checked_type.as<TensorTypeNode>() == nullptr && status.ok()) {
       status = ctx.Error(
           absl::StrCat("the body reads a value of type ", TypeToString(child->checked_type),

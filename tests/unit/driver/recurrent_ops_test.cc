@@ -114,6 +114,51 @@ TEST(RecurrentOpsTest, LstmMasksStepsPastEachSequenceLength) {
   ExpectNear(out[2], {a2.c, b1.c});
 }
 
+// Batch-major (layout 1) bidirectional RNN of two hidden units over a batch of two, each
+// direction starting from its initial state ([batch, directions, hidden] in this layout): every
+// step's Y row holds batch x hidden values, written at its time position by both directions.
+TEST(RecurrentOpsTest, BatchMajorBidirectionalRnnWithInitialStates) {
+  constexpr int kBatch = 2, kSteps = 3, kHidden = 2;
+  const std::vector<float> w = {0.5f, -0.4f, 0.3f, 0.8f};                   // [2, 2, 1]
+  const std::vector<float> r = {0.2f, -0.1f, 0.4f, 0.3f,                     // [2, 2, 2]
+                                -0.3f, 0.6f, 0.1f, -0.2f};
+  const std::vector<double> x = {1.0, -0.5, 2.0, 0.25, 1.5, -1.0};          // [batch, steps, 1]
+  const std::vector<double> h0 = {0.1, -0.2, 0.3, 0.4, -0.5, 0.6, 0.7, -0.8};  // [b, d, h]
+  OnnxModelBuilder b;
+  b.Input("x", {kBatch, kSteps, 1}).Input("h0", {kBatch, 2, kHidden}).Output("y").Output("y_h");
+  b.FloatInitializer("w", {2, kHidden, 1}, w);
+  b.FloatInitializer("r", {2, kHidden, kHidden}, r);
+  onnx::NodeProto& node = b.Node("RNN", {"x", "w", "r", "", "", "h0"}, {"y", "y_h"}, "rnn");
+  OnnxModelBuilder::IntAttr(node, "hidden_size", kHidden);
+  OnnxModelBuilder::IntAttr(node, "layout", 1);
+  OnnxModelBuilder::StringAttr(node, "direction", "bidirectional");
+  auto out = RunAll(b.Bytes(), {Floats({kBatch, kSteps, 1}, x), Floats({kBatch, 2, kHidden}, h0)});
+  ASSERT_EQ(out.size(), 2u);
+
+  std::vector<double> y(kBatch * kSteps * 2 * kHidden), y_h(kBatch * 2 * kHidden);
+  for (int d = 0; d < 2; ++d) {
+    for (int n = 0; n < kBatch; ++n) {
+      double h[kHidden] = {h0[(n * 2 + d) * kHidden], h0[(n * 2 + d) * kHidden + 1]};
+      for (int i = 0; i < kSteps; ++i) {
+        const int t = d == 0 ? i : kSteps - 1 - i;
+        double next[kHidden];
+        for (int j = 0; j < kHidden; ++j) {
+          double a = w[d * kHidden + j] * static_cast<float>(x[n * kSteps + t]);
+          for (int k = 0; k < kHidden; ++k) a += r[(d * kHidden + j) * kHidden + k] * h[k];
+          next[j] = std::tanh(a);
+        }
+        for (int j = 0; j < kHidden; ++j) {
+          h[j] = next[j];
+          y[((n * kSteps + t) * 2 + d) * kHidden + j] = next[j];  // [batch, steps, dirs, hidden]
+        }
+      }
+      for (int j = 0; j < kHidden; ++j) y_h[(n * 2 + d) * kHidden + j] = h[j];
+    }
+  }
+  ExpectNear(out[0], y);
+  ExpectNear(out[1], y_h);
+}
+
 CompileFailure FailToImport(const std::string& model) {
   CompileFailure failure;
   CompileOptions options;

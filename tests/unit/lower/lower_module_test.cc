@@ -531,6 +531,31 @@ TEST(LowerModuleTest, ALoopWritesARowOfItsStateInPlace) {
   }
 }
 
+// The same loop writing row i - 1: its first iteration's row, -1, lies outside acc and is
+// dropped by the in-place write too.
+TEST(LowerModuleTest, AnInPlaceRowWriteDropsARowBeforeTheFirst) {
+  std::string text = kRowWritingLoop;
+  const std::string write = "%5 = write_row(%acc, %4, %i) /* si=write */;";
+  ASSERT_NE(text.find(write), std::string::npos);
+  text.replace(text.find(write), write.size(),
+               "%8 = subtract(%i, 1i64 /* si=write */) /* si=write */;\n"
+               "    %5 = write_row(%acc, %4, %8) /* si=write */;");
+  absl::StatusOr<lower::LoweredModule> lowered = OptimizeAndLower(text);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::vector<const loop::WhileNode*> loops = WhileLoops(*lowered);
+  ASSERT_EQ(loops.size(), 1u);
+  std::vector<std::string> in_loop = CalledKernels(loops[0]->body);
+  EXPECT_EQ(std::count_if(in_loop.begin(), in_loop.end(),
+                          [](const std::string& name) { return name.rfind("write_row", 0) == 0; }),
+            1);
+  const std::vector<double> x = {1.5, -2}, init = {7, 7, 8, 8, 9, 9};
+  auto outputs = RunFloat(*lowered, {loop::HostTensor::FromDoubles(DataType::kInt64, {}, {3}),
+                                     F32({2}, x), F32({3, 2}, init)});
+  ASSERT_EQ(outputs.size(), 1u);
+  // Iterations 0, 1, 2 write x * 1 at row -1 (dropped), x * 2 at row 0, x * 3 at row 1.
+  EXPECT_EQ(outputs[0], (std::vector<double>{3, -4, 4.5, -6, 9, 9}));
+}
+
 // Outside a loop write_row is a kernel of its own: the rows with one replaced, or unchanged when
 // the row is outside them.
 TEST(LowerModuleTest, WriteRowReplacesOneRowOrNone) {
