@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
 #include <string>
 
 #include "engine/loop/functor.h"
@@ -189,6 +191,19 @@ def @main(%x: Tensor[(256, 512), float32] /* si=input */, %w: Tensor[(512, 512),
   ASSERT_EQ(large->kernels.size(), 1u);
   kinds = LoopKinds(*large->module->Lookup(large->kernels[0].name).as<loop::PrimFuncNode>());
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), loop::ForKind::kParallel), 1);
+
+  // At the threshold: a relu of 2^17 elements runs in parallel, one of 2^17 - 1 serially.
+  for (int64_t elements : {lower::kMinParallelWork, lower::kMinParallelWork - 1}) {
+    absl::StatusOr<lower::LoweredModule> relu = testing::OptimizeAndLower(absl::StrCat(
+        "def @main(%x: Tensor[(", elements, "), float32] /* si=input */) {\n"
+        "  nn.relu(%x) /* si=relu */\n}\n"));
+    ASSERT_TRUE(relu.ok()) << relu.status();
+    ASSERT_EQ(relu->kernels.size(), 1u);
+    kinds = LoopKinds(*relu->module->Lookup(relu->kernels[0].name).as<loop::PrimFuncNode>());
+    EXPECT_EQ(std::count(kinds.begin(), kinds.end(), loop::ForKind::kParallel),
+              elements >= lower::kMinParallelWork ? 1 : 0)
+        << elements << " elements";
+  }
 }
 
 }  // namespace

@@ -220,11 +220,31 @@ def nonzero():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def long_lstm():
+    # A bidirectional LSTM over 3,000 steps (hidden 4, input 2) as torch.onnx.export writes
+    # nn.LSTM: weights as initializers, gates i, o, f, c.
+    steps, hidden, inputs = 3000, 4, 2
+    k = np.arange(2 * 4 * hidden * (inputs + hidden + 2), dtype=np.float64)
+    values = (0.5 * np.sin(0.37 * k)).astype(np.float32)
+    w = values[:2 * 4 * hidden * inputs].reshape(2, 4 * hidden, inputs)
+    r = values[w.size:w.size + 2 * 4 * hidden * hidden].reshape(2, 4 * hidden, hidden)
+    b = values[w.size + r.size:].reshape(2, 8 * hidden)
+    inits = [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R"),
+             numpy_helper.from_array(b, "B")]
+    node = helper.make_node("LSTM", ["x", "W", "R", "B"], ["y", "y_h"], hidden_size=hidden,
+                            direction="bidirectional", name="/lstm/LSTM")
+    graph = helper.make_graph(
+        [node], "long_lstm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [steps, 1, inputs])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [steps, 2, 1, hidden]),
+         helper.make_tensor_value_info("y_h", TensorProto.FLOAT, [2, 1, hidden])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+
+
 MODELS = {"expanded_activations": expanded_activations, "unsupported": unsupported,
           "encoder": encoder, "cnn": cnn, "sequence_input": sequence_input,
           "declared_reshape": declared_reshape, "undeclared_reshape": undeclared_reshape,
           "attention_batch": attention_batch,
-          "optional_input": optional_input, "nonzero": nonzero}
+          "optional_input": optional_input, "nonzero": nonzero, "long_lstm": long_lstm}
 
 if __name__ == "__main__":
     onnx.save(MODELS[sys.argv[1]](), sys.argv[2])
