@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "absl/strings/str_cat.h"
-
 #include <string>
+
+#include "absl/strings/str_cat.h"
 
 #include "engine/loop/functor.h"
 #include "tests/unit/lower/lower_test_util.h"
