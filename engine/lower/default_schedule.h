@@ -25,9 +25,12 @@ inline constexpr int64_t kMinParallelExtent = 16;
 // A kernel doing less work than this (output elements times reduce steps, summed over its
 // stages) runs its loops serially: a parallel loop costs a wakeup and a join of the pool's
 // threads (about a microsecond each on these VMs), more than splitting a few microseconds of
-// work saves. A recurrent layer's step (a 512 x 128 dense, its gates, its state copies) runs
-// 200 times per run: 2 threads took 1.8x one thread's time with every kernel parallel.
-inline constexpr int64_t kMinParallelWork = 1 << 17;
+// work saves. A recurrent layer's step (its gates, its state copies) runs 200 times per run:
+// 2 threads took 1.8x one thread's time with every kernel parallel. Measured on 2 threads
+// (LSTM of 200 steps / transformer encoder): 2^17 0.62 / 5.71 ms, 2^16 0.48 / 5.74, 2^15
+// 0.50 / 5.36, 0 (every kernel parallel) 1.22 / 5.43: its 512 x 128 dense (2^16) gains from
+// a second thread, its 2^11-element gates do not.
+inline constexpr int64_t kMinParallelWork = 1 << 15;
 // The extents the second-innermost output loop of a reduction is tiled by,
 // the first that divides it (a register tile with the vector loop).
 inline constexpr int64_t kReductionRowTiles[] = {4, 7};

@@ -57,7 +57,7 @@ void RegisterBuiltinPassConfigs(PassConfigRegistry& registry) {
       {kConfigEnableSIBuilder, ConfigType::kBool, true,
        "keep source spans on the nodes passes create (SIBuilder); off measures what span "
        "keeping costs"},
-      {kConfigMinParallelWork, ConfigType::kInt, int64_t{1} << 17,
+      {kConfigMinParallelWork, ConfigType::kInt, int64_t{1} << 15,
        "a kernel doing less work (output elements times reduce steps) runs its loops "
        "serially: a parallel loop's wakeup and join cost more than they save (0: every "
        "kernel's outer loops in parallel)"},

@@ -192,7 +192,7 @@ def @main(%x: Tensor[(256, 512), float32] /* si=input */, %w: Tensor[(512, 512),
   kinds = LoopKinds(*large->module->Lookup(large->kernels[0].name).as<loop::PrimFuncNode>());
   EXPECT_EQ(std::count(kinds.begin(), kinds.end(), loop::ForKind::kParallel), 1);
 
-  // At the threshold: a relu of 2^17 elements runs in parallel, one of 2^17 - 1 serially.
+  // At the threshold: a relu of 2^15 elements runs in parallel, one of 2^15 - 1 serially.
   for (int64_t elements : {lower::kMinParallelWork, lower::kMinParallelWork - 1}) {
     absl::StatusOr<lower::LoweredModule> relu = testing::OptimizeAndLower(absl::StrCat(
         "def @main(%x: Tensor[(", elements, "), float32] /* si=input */) {\n"
