@@ -145,6 +145,11 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
   absl::StatusOr<int64_t> vector_lanes = codegen::VectorFloatLanes(
       options.codegen ? options.codegen->target : options.layout_target);
   if (!vector_lanes.ok()) return Fail(CompileStage::kCodegen, vector_lanes.status(), failure);
+  absl::StatusOr<int64_t> vector_registers = codegen::VectorRegisters(
+      options.codegen ? options.codegen->target : options.layout_target);
+  if (!vector_registers.ok()) {
+    return Fail(CompileStage::kCodegen, vector_registers.status(), failure);
+  }
   // Both pipelines are parsed before anything runs.
   absl::StatusOr<std::optional<Pass>> graph = GraphPipeline(options, *vector_lanes);
   if (!graph.ok()) return Fail(CompileStage::kGraphPasses, graph.status(), failure);
@@ -174,6 +179,7 @@ absl::StatusOr<CompileResult> CompileWithBudget(IRModule module, const CompileOp
       if (!cancelled.ok()) return fail(CompileStage::kLower, cancelled);
       lower::LowerOptions lower_options = lower::LowerOptionsFromContext(context);
       lower_options.vector_lanes = *vector_lanes;
+      lower_options.vector_registers = *vector_registers;
       if (!options.only_kernels_named_by.empty()) {
         lower_options.only_kernels = [selector = options.only_kernels_named_by](
                                          const lower::KernelCandidate& kernel) {

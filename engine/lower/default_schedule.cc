@@ -50,7 +50,7 @@ void ParallelizeOuter(te::Schedule& schedule, const te::Tensor& t, const te::Ite
 }
 
 void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t, int64_t vector_lanes,
-                       Parallelism parallel) {
+                       int64_t max_accumulators, Parallelism parallel) {
   std::vector<te::IterVar> axes = schedule.Axes(t);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
   if (axes.empty()) return;  // a full reduction to a scalar: one serial nest
@@ -77,12 +77,12 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t, int64_t vect
     }
   }
   // The axis before the rows (a convolution's output channels) is tiled too, while the tile
-  // keeps at most kMaxAccumulators vectors: each input row loaded then feeds that many channels.
+  // keeps at most max_accumulators vectors: each input row loaded then feeds that many channels.
   te::IterVar z_outer, z_inner;
   if (axes.size() >= 3) {
     const te::IterVar& z = axes[axes.size() - 3];
     for (int64_t tile : kReductionChannelTiles) {
-      if (tile * rows <= kMaxAccumulators && z->extent > tile && z->extent % tile == 0) {
+      if (tile * rows <= max_accumulators && z->extent > tile && z->extent % tile == 0) {
         std::tie(z_outer, z_inner) = schedule.Split(t, z, tile);
         break;
       }
@@ -94,7 +94,7 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t, int64_t vect
   te::IterVar columns_inner;
   if (!z_inner && x_outer && !reduce_axes.empty()) {
     for (int64_t tile : kReductionColumnTiles) {
-      if (tile * rows <= kMaxAccumulators && x_outer->extent > tile &&
+      if (tile * rows <= max_accumulators && x_outer->extent > tile &&
           x_outer->extent % tile == 0) {
         std::tie(x_outer, columns_inner) = schedule.Split(t, x_outer, tile);
         break;
@@ -214,10 +214,13 @@ void ReadPaddingInline(te::Schedule& schedule, const te::Tensor& conv) {
 // A blocked convolution written by its own loops: the reduce loops inside the tile loops, so
 // each reduce step updates the tile; the loops outside the reduction parallel.
 void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t, int64_t vector_lanes,
-                         Parallelism parallel) {
+                         int64_t max_accumulators, Parallelism parallel) {
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
-  if (schedule.Axes(t).size() != 5) return ScheduleReduction(schedule, t, vector_lanes, parallel);
-  BlockedConvTile tile = ChooseBlockedConvTile(schedule.Axes(t), reduce_axes.size() == 2, kMaxAccumulators);
+  if (schedule.Axes(t).size() != 5) {
+    return ScheduleReduction(schedule, t, vector_lanes, max_accumulators, parallel);
+  }
+  BlockedConvTile tile =
+      ChooseBlockedConvTile(schedule.Axes(t), reduce_axes.size() == 2, max_accumulators);
   TileBlockedOutput(schedule, t, tile, reduce_axes);
   ParallelizeOuter(schedule, t, reduce_axes.empty() ? schedule.Axes(t)[4] : reduce_axes.front(),
                    parallel);
@@ -230,11 +233,12 @@ void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t, int64_t ve
 // accumulators live in registers and the epilogue reads them there: no full-size intermediate
 // written and read back.
 void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& conv,
-                                     const te::Tensor& epilogue, Parallelism parallel) {
+                                     const te::Tensor& epilogue, int64_t max_accumulators,
+                                     Parallelism parallel) {
   std::vector<te::IterVar> axes = schedule.Axes(conv);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(conv);
   bool depthwise = reduce_axes.size() == 2;
-  BlockedConvTile tile = ChooseBlockedConvTile(axes, depthwise, kMaxAccumulators);
+  BlockedConvTile tile = ChooseBlockedConvTile(axes, depthwise, max_accumulators);
   TiledOutput tiled = TileBlockedOutput(schedule, epilogue, tile, {});
   te::IterVar at = tiled.columns_outer ? tiled.columns_outer : schedule.Axes(epilogue)[2];
   if (depthwise) {
@@ -454,7 +458,7 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
                                          schedule.FindStage(epilogue)->buffer()) != scheduled.end()) {
       continue;
     }
-    ScheduleBlockedConvWithEpilogue(schedule, t, epilogue, parallel);
+    ScheduleBlockedConvWithEpilogue(schedule, t, epilogue, options.max_accumulators, parallel);
     for (const te::Tensor& input : schedule.FindStage(t)->op->inputs) {
       if (schedule.FindStage(input)->attach != te::AttachKind::kRoot) {
         scheduled.push_back(schedule.FindStage(input)->buffer());
@@ -469,9 +473,9 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
       continue;
     }
     if (schedule.FindStage(t)->op->tag == te::kBlockedConvTag) {
-      ScheduleBlockedConv(schedule, t, options.vector_lanes, parallel);
+      ScheduleBlockedConv(schedule, t, options.vector_lanes, options.max_accumulators, parallel);
     } else if (IsReduction(*schedule.FindStage(t))) {
-      ScheduleReduction(schedule, t, options.vector_lanes, parallel);
+      ScheduleReduction(schedule, t, options.vector_lanes, options.max_accumulators, parallel);
     } else if (schedule.FindStage(t)->op->tag == te::kPadTag || IsLongRowInjective(schedule, t)) {
       SchedulePadding(schedule, t, parallel);
     } else {

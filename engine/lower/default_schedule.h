@@ -39,6 +39,13 @@ inline constexpr int64_t kReductionRowTiles[] = {4, 7};
 // tile's vector accumulators (channels x rows) at most kMaxAccumulators.
 inline constexpr int64_t kReductionChannelTiles[] = {4, 2};
 inline constexpr int64_t kMaxAccumulators = 16;
+// The most accumulators a register tile may hold on a target with `vector_registers` registers:
+// the rest hold the reduce step's weight vectors and broadcast input. With AVX2's 16 registers a
+// 16-vector tile spilled every reduce step (MobileNetV2 15.5 -> 8.7 ms and ResNet-50 286 -> 115
+// ms on one Zen 3 core with 12; a 14-vector tile (2 x 7) spilled too, 2x slower again).
+inline constexpr int64_t MaxAccumulatorsFor(int64_t vector_registers) {
+  return vector_registers - 4 < kMaxAccumulators ? vector_registers - 4 : kMaxAccumulators;
+}
 // Vectors per row of a reduction's tile when the third-innermost axis is not
 // tiled (a matmul or dense: rows x columns), the first that divides the
 // vector count and keeps the tile at most kMaxAccumulators vectors.
@@ -93,6 +100,8 @@ struct DefaultScheduleOptions {
   // Kernels doing less work than this run serially (kMinParallelWork; 0: every kernel's
   // outer loops run in parallel).
   int64_t min_parallel_work = kMinParallelWork;
+  // The most vector accumulators of a register tile (MaxAccumulatorsFor the target's registers).
+  int64_t max_accumulators = kMaxAccumulators;
 };
 te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
                                    const DefaultScheduleOptions& options);

@@ -1174,7 +1174,8 @@ class MainLowering {
 
   const FunctionNode& main_;
   DefaultScheduleOptions ScheduleOptions() const {
-    return {options_.keep_schedule_record, options_.vector_lanes, options_.min_parallel_work};
+    return {options_.keep_schedule_record, options_.vector_lanes, options_.min_parallel_work,
+            MaxAccumulatorsFor(options_.vector_registers)};
   }
 
   const LowerOptions& options_;

@@ -40,6 +40,9 @@ struct LowerOptions {
   // The target's float32 lanes per vector register (see DefaultScheduleOptions): the driver
   // sets the lanes of the target code is generated for, the host's without codegen.
   int64_t vector_lanes = 8;
+  // The target's vector registers (codegen's VectorRegisters), which bound a register tile's
+  // accumulators (MaxAccumulatorsFor); the driver sets the target's.
+  int64_t vector_registers = 32;
   // Kernels doing less work than this run serially (lower.min_parallel_work; see
   // DefaultScheduleOptions).
   int64_t min_parallel_work = kMinParallelWork;

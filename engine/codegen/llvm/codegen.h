@@ -107,6 +107,11 @@ absl::StatusOr<ResolvedTarget> ResolveTarget(const TargetOptions& options);
 // out in blocks of this many channels, so each output-channel block is one register.
 absl::StatusOr<int64_t> VectorFloatLanes(const TargetOptions& options);
 
+// The vector registers of the target `options` names: 32 with AVX-512 or AArch64's NEON, 16 with
+// AVX or SSE (and any other architecture). A register tile's accumulators must leave some of them
+// to the weight vectors and broadcast inputs of each reduce step (lower::MaxAccumulatorsFor).
+absl::StatusOr<int64_t> VectorRegisters(const TargetOptions& options);
+
 // `lowered` must have a main (a full lowering, not one kernel's). A construct the code generator
 // does not support is an Unimplemented error naming the kernel and statement.
 absl::StatusOr<NativeModule> EmitNative(const lower::LoweredModule& lowered,

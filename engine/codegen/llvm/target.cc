@@ -132,9 +132,10 @@ absl::StatusOr<ResolvedTarget> ResolveTarget(const TargetOptions& options) {
   return resolved;
 }
 
-absl::StatusOr<int64_t> VectorFloatLanes(const TargetOptions& options) {
-  KILN_ASSIGN_OR_RETURN(ResolvedTarget resolved, ResolveTarget(options));
-  if (!llvm::Triple(resolved.triple).isX86()) return 4;
+namespace {
+
+// Whether the x86 target `resolved` names has AVX-512 (`feature` "+avx512f") or AVX ("+avx").
+absl::StatusOr<bool> HasX86Feature(const ResolvedTarget& resolved, const char* feature) {
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(resolved.triple, error);
   if (target == nullptr) return absl::InvalidArgumentError(error);
@@ -143,9 +144,27 @@ absl::StatusOr<int64_t> VectorFloatLanes(const TargetOptions& options) {
   if (subtarget == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("LLVM has no subtarget for ", resolved.triple));
   }
-  if (subtarget->checkFeatures("+avx512f")) return 16;
-  if (subtarget->checkFeatures("+avx")) return 8;
-  return 4;
+  return subtarget->checkFeatures(feature);
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> VectorFloatLanes(const TargetOptions& options) {
+  KILN_ASSIGN_OR_RETURN(ResolvedTarget resolved, ResolveTarget(options));
+  if (!llvm::Triple(resolved.triple).isX86()) return 4;
+  KILN_ASSIGN_OR_RETURN(bool avx512, HasX86Feature(resolved, "+avx512f"));
+  if (avx512) return 16;
+  KILN_ASSIGN_OR_RETURN(bool avx, HasX86Feature(resolved, "+avx"));
+  return avx ? 8 : 4;
+}
+
+absl::StatusOr<int64_t> VectorRegisters(const TargetOptions& options) {
+  KILN_ASSIGN_OR_RETURN(ResolvedTarget resolved, ResolveTarget(options));
+  llvm::Triple triple(resolved.triple);
+  if (triple.isAArch64()) return 32;
+  if (!triple.isX86()) return 16;
+  KILN_ASSIGN_OR_RETURN(bool avx512, HasX86Feature(resolved, "+avx512f"));
+  return avx512 ? 32 : 16;
 }
 
 absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(

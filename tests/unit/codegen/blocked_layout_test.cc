@@ -159,6 +159,48 @@ TEST(BlockedLayoutTest, BlockedCnnComputesWhatTheNchwOneDoes) {
   EXPECT_GT(nonzero, 100);  // the comparison means something
 }
 
+// The vector accumulators of the register tile with the most of them in `loops` (a lowered
+// module's text), `lanes` floats each.
+int64_t LargestConvTile(const std::string& loops, int64_t lanes) {
+  int64_t largest = 0;
+  const std::string tile = "conv2d_nchwc = T.allocate([";
+  for (size_t at = loops.find(tile); at != std::string::npos; at = loops.find(tile, at + 1)) {
+    largest = std::max<int64_t>(largest, std::stoll(loops.substr(at + tile.size())) / lanes);
+  }
+  return largest;
+}
+
+// A register tile must fit the target's vector registers with room for a reduce step's weight
+// vectors and broadcast input: AVX-512 has 32 (a tile of 4 blocks x 4 columns, 16 vectors),
+// AVX2 16 (a 16-vector tile spilled every reduce step: 2x slower models). Objects for either
+// target are generated here whatever the host runs.
+TEST(BlockedLayoutTest, RegisterTilesFitTheTargetsVectorRegisters) {
+  testing::OnnxModelBuilder b;
+  b.Input("x", {1, 64, 4, 32});
+  b.Output("y");
+  b.FloatInitializer("w", {64, 64, 1, 1}, Values(64 * 64, 0.01, -0.3));
+  b.Node("Conv", {"x", "w"}, {"c"}, "conv");
+  b.Node("Relu", {"c"}, {"y"}, "relu");
+  std::string model = b.Bytes();
+  struct Case {
+    const char* cpu;
+    const char* features;
+    int64_t lanes, accumulators;
+  };
+  for (const Case& c : {Case{"znver4", "", 16, 16}, Case{"x86-64-v3", "", 8, 8},
+                        Case{"znver4", "-avx512f", 8, 8}}) {
+    CompileOptions options;
+    options.codegen = HostCodegenOptions();
+    options.codegen->target = {"x86_64-linux-gnu", c.cpu, c.features};
+    absl::StatusOr<CompileResult> compiled = CompileOnnx(model, options);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    std::string loops = PrintModule(compiled->lowered->module);
+    // 16 registers leave at most 12 accumulators; of the tiles dividing 4 (64 channels in
+    // blocks of 8: 8 blocks) x 32 columns that is 4 x 2.
+    EXPECT_EQ(LargestConvTile(loops, c.lanes), c.accumulators) << c.cpu << c.features << loops;
+  }
+}
+
 // ShuffleNet's and MobileNet's channel counts that do not fill blocks of 8 (12, 20): zero-padded
 // to whole blocks, computed blocked through a depthwise convolution, hard-swish (add, clip,
 // multiply, divide by 6) and pooling, and sliced back at the edge.
