@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/codegen/llvm/function_emitter.h"
+#include "engine/codegen/llvm/inline_erf.h"
 #include "engine/codegen/llvm/inline_exp.h"
 #include "engine/codegen/llvm/vector_math.h"
 #include "engine/ir/float16.h"
@@ -530,7 +531,9 @@ llvm::Value* FunctionEmitter::EmitFloatMath(Intrinsic intrinsic, DataType dtype,
     case Intrinsic::kIsInf:
       return b_.CreateFCmpOEQ(unary(llvm::Intrinsic::fabs), llvm::ConstantFP::getInfinity(type));
     case Intrinsic::kTanh: return c_math("tanh");
-    case Intrinsic::kErf: return c_math("erf");
+    case Intrinsic::kErf:
+      if (type->getScalarType()->isFloatTy()) return EmitInlineErfFloat(b_, x);
+      return c_math("erf");
     case Intrinsic::kTan: return c_math("tan");
     case Intrinsic::kAsin: return c_math("asin");
     case Intrinsic::kAcos: return c_math("acos");

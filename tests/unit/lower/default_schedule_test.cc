@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -79,6 +80,47 @@ TEST(DefaultScheduleTest, DenseIsVectorizedInsideTheReductionAndRunsInParallel) 
       double sum = b[j];
       for (int k = 0; k < 16; ++k) sum += x[i * 16 + k] * w[j * 16 + k];
       EXPECT_EQ(outputs[0][i * 16 + j], std::max(sum, 0.0)) << i << ", " << j;
+    }
+  }
+}
+
+// A matmul (64 x 128 times 128 x 256) iterates its column tiles outside its row tiles: each
+// column tile's strip of the right operand (128 x 16 floats, 8 KiB) then serves every row tile
+// from L1, where rows outside would stream the whole right operand (128 KiB here, a
+// transformer's 1 MiB) once per row tile. The outer loops, in order: column tiles (parallel),
+// row tiles, then the tile's reduction.
+TEST(DefaultScheduleTest, AMatmulIteratesColumnTilesOutsideRowTiles) {
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
+def @main(%x: Tensor[(64, 128), float32] /* si=input */, %w: Tensor[(128, 256), float32] /* si=fc.weight */) {
+  nn.matmul(%x, %w) /* si=fc */
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->kernels.size(), 1u);
+  const auto* kernel = lowered->module->Lookup(lowered->kernels[0].name).as<loop::PrimFuncNode>();
+  ASSERT_NE(kernel, nullptr);
+  std::vector<std::string> loops;
+  loop::PreOrderVisit(kernel->body, [&](const Object* node) {
+    if (node->kind() == ObjectKind::kFor) {
+      loops.push_back(static_cast<const loop::ForNode*>(node)->loop_var->name);
+    }
+  });
+  ASSERT_GE(loops.size(), 3u);
+  EXPECT_EQ(loops[0].rfind("ax1", 0), 0u) << loops[0];  // axis 1: the columns
+  EXPECT_EQ(loops[1].rfind("ax0", 0), 0u) << loops[1];  // axis 0: the rows
+  // Then the tile's accumulators are zeroed and the reduction runs.
+  EXPECT_NE(std::find(loops.begin() + 2, loops.end(), "k"), loops.end());
+
+  std::vector<double> x(64 * 128), w(128 * 256);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(i % 5) - 2;
+  auto outputs = testing::RunFloat(*lowered, {testing::F32({64, 128}, x), testing::F32({128, 256}, w)});
+  ASSERT_EQ(outputs.size(), 1u);
+  for (int i = 0; i < 64; ++i) {
+    for (int j = 0; j < 256; ++j) {
+      double sum = 0;
+      for (int k = 0; k < 128; ++k) sum += x[i * 128 + k] * w[k * 256 + j];
+      ASSERT_EQ(outputs[0][i * 256 + j], sum) << i << ", " << j;
     }
   }
 }
