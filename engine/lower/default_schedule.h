@@ -36,8 +36,9 @@ inline constexpr int64_t kMinParallelWork = 1 << 15;
 inline constexpr int64_t kReductionRowTiles[] = {4, 7};
 // The extents the third-innermost output loop of a reduction (a convolution's
 // output channels) is tiled by, the first that divides it and keeps the
-// tile's vector accumulators (channels x rows) at most kMaxAccumulators.
+// tile's vector accumulators (channels x rows) at most the options' max_accumulators.
 inline constexpr int64_t kReductionChannelTiles[] = {4, 2};
+// The most accumulators of any register tile, whatever the target's registers.
 inline constexpr int64_t kMaxAccumulators = 16;
 // The most accumulators a register tile may hold on a target with `vector_registers` registers:
 // the rest hold the reduce step's weight vectors and broadcast input. With AVX2's 16 registers a
@@ -48,7 +49,7 @@ inline constexpr int64_t MaxAccumulatorsFor(int64_t vector_registers) {
 }
 // Vectors per row of a reduction's tile when the third-innermost axis is not
 // tiled (a matmul or dense: rows x columns), the first that divides the
-// vector count and keeps the tile at most kMaxAccumulators vectors.
+// vector count and keeps the tile at most the options' max_accumulators vectors.
 inline constexpr int64_t kReductionColumnTiles[] = {4, 2};
 // Injective stages (transposes, shuffles, concats) whose rows have at least
 // this many elements are scheduled row by row, like paddings.
@@ -60,7 +61,7 @@ inline constexpr int64_t kMinInjectiveRowExtent = 16;
 inline constexpr int64_t kMaxInlinedSize = 256;
 // A blocked convolution's register tile: output columns (a divisor of the
 // output width from this list) x output-channel blocks (a divisor of the block
-// count from the next), the largest at most kMaxAccumulators vectors, of equal
+// count from the next), the largest at most the options' max_accumulators vectors, of equal
 // ones the one with more blocks (fewer broadcast loads per multiply-add).
 // (28 accumulators on a 32-register AVX-512 core measured 1.6x slower: spills.)
 inline constexpr int64_t kBlockedConvColumnTiles[] = {8, 7, 6, 5, 4, 3, 2};
