@@ -104,11 +104,11 @@ void ScheduleReduction(te::Schedule& schedule, const te::Tensor& t, int64_t vect
 
   // [outer axes..., z.outer, x.outer, y.outer, reduce axes..., z.inner, y.inner, columns, x.inner]:
   // each reduce step updates a tile of outputs, the vector lanes innermost. A matmul's tiles
-  // (rows x columns, no channel tile) take the column tiles outside the rows: the strip of the
+  // (rows x several column vectors, no channel tile) take the column tiles outside the rows: the strip of the
   // right operand one column tile reads (K x columns) then stays in L1/L2 while every row tile
   // reads it, where row tiles outside would stream the whole operand once per row tile (a
   // transformer's 1 MiB weights, from L3).
-  const bool columns_outside_rows = !z_inner && x_outer && y_outer;
+  const bool columns_outside_rows = columns_inner && y_outer;
   std::vector<te::IterVar> order;
   for (size_t i = 0; i + 3 < axes.size(); ++i) order.push_back(axes[i]);
   if (axes.size() >= 3) order.push_back(z_outer ? z_outer : axes[axes.size() - 3]);

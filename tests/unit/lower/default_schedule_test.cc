@@ -84,14 +84,14 @@ TEST(DefaultScheduleTest, DenseIsVectorizedInsideTheReductionAndRunsInParallel) 
   }
 }
 
-// A matmul (64 x 128 times 128 x 256) iterates its column tiles outside its row tiles: each
-// column tile's strip of the right operand (128 x 16 floats, 8 KiB) then serves every row tile
-// from L1, where rows outside would stream the whole right operand (128 KiB here, a
-// transformer's 1 MiB) once per row tile. The outer loops, in order: column tiles (parallel),
-// row tiles, then the tile's reduction.
+// A matmul (8 x 128 times 128 x 1024) iterates its column tiles outside its row tiles: each
+// column tile's strip of the right operand (128 x 32 floats, 16 KiB) then serves every row tile
+// from L1, where rows outside would stream the whole right operand (512 KiB here, a
+// transformer's 1 MiB) once per row tile. The outer loops, in order: the 32 column tiles
+// (parallel, enough iterations alone), the 2 row tiles, then the tile's reduction.
 TEST(DefaultScheduleTest, AMatmulIteratesColumnTilesOutsideRowTiles) {
   absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
-def @main(%x: Tensor[(64, 128), float32] /* si=input */, %w: Tensor[(128, 256), float32] /* si=fc.weight */) {
+def @main(%x: Tensor[(8, 128), float32] /* si=input */, %w: Tensor[(128, 1024), float32] /* si=fc.weight */) {
   nn.matmul(%x, %w) /* si=fc */
 }
 )");
@@ -106,21 +106,21 @@ def @main(%x: Tensor[(64, 128), float32] /* si=input */, %w: Tensor[(128, 256), 
     }
   });
   ASSERT_GE(loops.size(), 3u);
-  EXPECT_EQ(loops[0].rfind("ax1", 0), 0u) << loops[0];  // axis 1: the columns
-  EXPECT_EQ(loops[1].rfind("ax0", 0), 0u) << loops[1];  // axis 0: the rows
+  EXPECT_EQ(loops[0], "ax1.outer.outer");  // axis 1: the columns, split by vector and tile
+  EXPECT_EQ(loops[1], "ax0.outer");        // axis 0: the rows, split by the row tile
   // Then the tile's accumulators are zeroed and the reduction runs.
   EXPECT_NE(std::find(loops.begin() + 2, loops.end(), "k"), loops.end());
 
-  std::vector<double> x(64 * 128), w(128 * 256);
+  std::vector<double> x(8 * 128), w(128 * 1024);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3;
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(i % 5) - 2;
-  auto outputs = testing::RunFloat(*lowered, {testing::F32({64, 128}, x), testing::F32({128, 256}, w)});
+  auto outputs = testing::RunFloat(*lowered, {testing::F32({8, 128}, x), testing::F32({128, 1024}, w)});
   ASSERT_EQ(outputs.size(), 1u);
-  for (int i = 0; i < 64; ++i) {
-    for (int j = 0; j < 256; ++j) {
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 1024; ++j) {
       double sum = 0;
-      for (int k = 0; k < 128; ++k) sum += x[i * 128 + k] * w[k * 256 + j];
-      ASSERT_EQ(outputs[0][i * 256 + j], sum) << i << ", " << j;
+      for (int k = 0; k < 128; ++k) sum += x[i * 128 + k] * w[k * 1024 + j];
+      ASSERT_EQ(outputs[0][i * 1024 + j], sum) << i << ", " << j;
     }
   }
 }
