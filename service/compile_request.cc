@@ -1,15 +1,22 @@
 #include "service/compile_request.h"
 
 #include <algorithm>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "service/sha256.h"
+#include "service/source_fingerprint.h"
 
 namespace kiln::service {
 
-const char* KilnVersion() { return "0.1.0"; }
+const char* KilnVersion() {
+  // The release, then the build's source fingerprint (its first 12 hex digits, as git abbreviates
+  // a commit): responses, metrics and compile ids name the code that made the artifacts.
+  static const std::string version = "0.1.0+" + std::string(SourceFingerprint(), 12);
+  return version.c_str();
+}
 
 std::string CompileId(const v1::CompileRequest& request) {
   // The model is hashed on its own (it is most of the request: copying it

@@ -12,7 +12,8 @@
 
 namespace kiln::service {
 
-// The Kiln version compile ids and responses carry.
+// The Kiln version compile ids and responses carry: the release and the build's source
+// fingerprint, e.g. "0.1.0+3f2a9c1d0b7e" (service/source_fingerprint.h).
 const char* KilnVersion();
 
 // Hex SHA-256 of the request's canonical form and the Kiln version. The

@@ -1,0 +1,54 @@
+// The version kilnd reports and keys compile ids by names the code it was built from: the build's
+// fingerprint is the digest of this source tree as it is now (recomputed here on its own, file by
+// file), so editing any engine, service or protocol source gives a new version and new ids.
+#include "service/source_fingerprint.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "service/compile_request.h"
+#include "service/sha256.h"
+
+namespace kiln::service {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+TEST(SourceFingerprintTest, IsTheDigestOfTheSourcesAndLlvmItWasBuiltWith) {
+  const fs::path root = KILN_SOURCE_DIR;
+  std::vector<std::string> files;
+  for (const char* dir : {"engine", "service", "protos"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(root / dir)) {
+      if (entry.is_regular_file()) files.push_back(fs::relative(entry.path(), root).string());
+    }
+  }
+  ASSERT_GT(files.size(), 100u);
+  std::sort(files.begin(), files.end());
+  std::string manifest;
+  for (const std::string& file : files) {
+    manifest += file + " " + Sha256Hex(ReadBytes(root / file)) + "\n";
+  }
+  manifest += std::string("llvm ") + KILN_LLVM_VERSION + "\n";
+  EXPECT_EQ(SourceFingerprint(), Sha256Hex(manifest))
+      << "the build's fingerprint is not that of the sources at " << root;
+}
+
+TEST(SourceFingerprintTest, IsPartOfTheVersionResponsesAndCompileIdsCarry) {
+  EXPECT_EQ(std::string(KilnVersion()), "0.1.0+" + std::string(SourceFingerprint()).substr(0, 12));
+}
+
+}  // namespace
+}  // namespace kiln::service
