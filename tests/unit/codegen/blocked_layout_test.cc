@@ -287,26 +287,30 @@ TEST(BlockedLayoutTest, AStridedConvolutionReadsItsPaddingInline) {
 }
 
 // A classifier's Gemm (weight (N, K), transB): nn.dense, rewritten to nn.matmul over the weight
-// transposed at compile time; the same outputs as the dense kernel's.
-// x (rows, 24) times a weight of 40 outputs plus a bias: an ONNX Gemm with transB.
-std::string Classifier(int64_t rows) {
+// transposed at compile time, or over packed panels; the same outputs as the dense kernel's.
+// x (rows, 24) times a weight of `outputs` outputs plus a bias: an ONNX Gemm with transB.
+std::string Classifier(int64_t rows, int64_t outputs = 40) {
   testing::OnnxModelBuilder b;
   b.Input("x", {rows, 24});
   b.Output("y");
-  b.FloatInitializer("w", {40, 24}, Values(40 * 24, 0.05, -0.5));
-  b.FloatInitializer("c", {40}, Values(40, 0.1, -1.0));
+  b.FloatInitializer("w", {outputs, 24}, Values(outputs * 24, 0.05, -0.5));
+  b.FloatInitializer("c", {outputs}, Values(outputs, 0.1, -1.0));
   b.IntAttr(b.Node("Gemm", {"x", "w", "c"}, {"y"}, "classifier"), "transB", 1);
   return b.Bytes();
 }
 
-TEST(BlockedLayoutTest, DenseBecomesAMatmulOverTheTransposedWeight) {
-  std::string model = Classifier(2);
+// Two rows times 24 outputs, fewer than a tile of 4 panels of 8 (packed, 3/4 of the products
+// would be zero columns): the weight is only transposed, (24, 24) read as (K, N).
+TEST(BlockedLayoutTest, DenseNarrowerThanATileOfPanelsBecomesAMatmulOverTheTransposedWeight) {
+  std::string model = Classifier(2, 24);
   CompileResult converted = Compile(model, true);
   CompileResult dense = Compile(model, false);
-  EXPECT_THAT(PrintModule(converted.optimized), HasSubstr("nn.matmul("));
+  std::string text = PrintModule(converted.optimized);
+  EXPECT_THAT(text, HasSubstr("nn.matmul("));
+  EXPECT_THAT(text, Not(HasSubstr("strided_slice(")));
+  EXPECT_THAT(text, Not(HasSubstr("nn.dense(")));
   EXPECT_THAT(PrintModule(dense.optimized), HasSubstr("nn.dense("));
-  EXPECT_THAT(PrintModule(converted.optimized), Not(HasSubstr("nn.dense(")));
-  EXPECT_GT(ExpectSameOutputs(converted, dense, {2, 24}, 80), 40);
+  EXPECT_GT(ExpectSameOutputs(converted, dense, {2, 24}, 48), 24);
 }
 
 // One row (a classifier at batch 1) times a weight of 40 outputs: packed at compile time into
@@ -321,6 +325,38 @@ TEST(BlockedLayoutTest, OneRowTimesAWeightReadsPackedPanels) {
   EXPECT_THAT(text, HasSubstr("strided_slice("));
   EXPECT_THAT(text, Not(HasSubstr("nn.dense(")));
   EXPECT_GT(ExpectSameOutputs(converted, dense, {1, 24}, 40), 20);
+}
+
+// Three rows times 40 outputs (at least a tile of panels): the same panels, the product
+// (8 panels, 3 rows, 8), reordered to (3, 64) and sliced back to 40.
+TEST(BlockedLayoutTest, RowsTimesAWideWeightReadPackedPanels) {
+  std::string model = Classifier(3);
+  CompileResult converted = Compile(model, true);
+  CompileResult dense = Compile(model, false);
+  std::string text = PrintModule(converted.optimized);
+  EXPECT_THAT(text, HasSubstr("Tensor[(8, 24, 8), float32]"));  // the panels
+  EXPECT_THAT(text, HasSubstr("Tensor[(8, 3, 8), float32]"));   // the product over them
+  EXPECT_THAT(text, HasSubstr("strided_slice("));
+  EXPECT_GT(ExpectSameOutputs(converted, dense, {3, 24}, 120), 60);
+}
+
+// An ONNX MatMul of x (2, 5, 16) by a constant (16, 40) (a transformer's projection, the weight
+// stored (K, N)): its 10 rows over panels packed from (K, N), (8, 16, 8); the product (8, 10, 8);
+// the same outputs as the unpacked matmul's.
+TEST(BlockedLayoutTest, MatmulByAConstantWeightReadsPackedPanels) {
+  testing::OnnxModelBuilder b;
+  b.Input("x", {2, 5, 16});
+  b.Output("y");
+  b.FloatInitializer("w", {16, 40}, Values(16 * 40, 0.05, -0.5));
+  b.Node("MatMul", {"x", "w"}, {"y"}, "projection");
+  std::string model = b.Bytes();
+  CompileResult converted = Compile(model, true);
+  CompileResult unpacked = Compile(model, false);
+  std::string text = PrintModule(converted.optimized);
+  EXPECT_THAT(text, HasSubstr("Tensor[(8, 16, 8), float32]"));  // the panels
+  EXPECT_THAT(text, HasSubstr("Tensor[(8, 10, 8), float32]"));  // the product over them
+  EXPECT_THAT(PrintModule(unpacked.optimized), HasSubstr("Tensor[(16, 40), float32]"));
+  EXPECT_GT(ExpectSameOutputs(converted, unpacked, {2, 5, 16}, 400), 200);
 }
 
 }  // namespace
