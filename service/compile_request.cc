@@ -14,7 +14,8 @@ namespace kiln::service {
 const char* KilnVersion() {
   // The release, then the build's source fingerprint (its first 12 hex digits, as git abbreviates
   // a commit): responses, metrics and compile ids name the code that made the artifacts.
-  static const std::string version = "0.1.0+" + std::string(SourceFingerprint(), 12);
+  static const std::string version =
+      std::string(KilnRelease()) + "+" + std::string(SourceFingerprint(), 12);
   return version.c_str();
 }
 

@@ -15,6 +15,7 @@
 #include "engine/support/compile_budget.h"
 #include "engine/support/huge_pages.h"
 #include "engine/support/status_macros.h"
+#include "engine/transform/device_util.h"
 #include "engine/transform/expr_builder.h"
 
 namespace kiln::transform {
@@ -397,8 +398,11 @@ class LayoutConverter : public PostOrderRewriter {
     const auto* constant = call->args[1].as<ConstantNode>();
     std::vector<int64_t> weight_shape = StaticShape(call->args[1]);
     std::vector<int64_t> data_shape = StaticShape(call->args[0]);
+    // transpose_a / transpose_b (a Gemm's transA, a MatMul gradient's B transposed) read the
+    // operands otherwise: left as they are.
     if (constant == nullptr || weight_shape.size() != 2 || data_shape.empty() ||
-        !IsFloatTensor(post) || StaticShape(post).empty()) {
+        !IsFloatTensor(post) || StaticShape(post).empty() ||
+        BoolAttr(call->attrs, "transpose_a", false) || BoolAttr(call->attrs, "transpose_b", false)) {
       return post;
     }
     int64_t rows = 1;
@@ -407,11 +411,13 @@ class LayoutConverter : public PostOrderRewriter {
     return MultiplyByPanels(call, post, *constant, "KN", weight_shape, rows);
   }
 
-  // Whether x (rows, K) times a constant weight of n outputs runs over packed panels: one row
-  // always (a classifier at batch 1: its speed is the memory's); more rows when n fills a tile
-  // of panels, since n is rounded up to whole tiles (a narrow product would mostly multiply zeros).
+  // Whether x (rows, K) times a constant weight of n outputs runs over packed panels, n rounded
+  // up to whole tiles of panels: at one row (a classifier at batch 1, whose speed is the
+  // memory's) once n fills a panel (at most 4x the work in zero columns); at more rows once n
+  // fills a tile.
   bool PanelsPay(int64_t rows, int64_t n) const {
-    return block_ > 1 && (rows == 1 || (rows > 1 && n >= block_ * kPanelsPerTile));
+    if (block_ <= 1 || rows < 1) return false;
+    return n >= (rows == 1 ? block_ : block_ * kPanelsPerTile);
   }
 
   // x (rows, K) times a constant weight of N outputs, stored `weight_layout` ("NK", a Gemm's
@@ -422,8 +428,8 @@ class LayoutConverter : public PostOrderRewriter {
   // prefetcher follows), then reordered to (rows, N) and sliced back to N. Unpacked, a weight row
   // is N floats apart from the next: at N = 1024 (4 KB) every K step of a tile's column strip maps
   // to the same L1 and L2 sets and the strip streams from L3 once per row tile (a transformer's
-  // feed-forward matmul at 40-57% of peak on a Zen 3 core; over panels 60-65%, the encoder 24 ->
-  // 15-17 ms). The reorder leaves the bias and activation in a kernel of their own (one pass over
+  // feed-forward matmul at 40-57% of peak on a Zen 3 core; over panels 60-65%, the encoder 21.8
+  // -> 15.1 ms). The reorder leaves the bias and activation in a kernel of their own (one pass over
   // the output, a tenth of the product's time there).
   Result MultiplyByPanels(const CallNode* call, const Expr& post, const ConstantNode& weight,
                           const std::string& weight_layout, const std::vector<int64_t>& shape,

@@ -28,9 +28,12 @@ namespace kiln::transform {
 //  * global average and max pooling of a blocked value -> mean / max over
 //    axes 2 and 3, keeping the block axis; concatenate along channels of
 //    values whose channels are multiples of `block`.
-//  * nn.dense of a rank >= 2 input with a constant (N, K) weight ->
-//    nn.matmul with the weight transposed here to (K, N) (output columns
-//    vectorize over contiguous weights).
+//  * a product by a constant weight (nn.dense's (N, K) of a rank >= 2 input,
+//    nn.matmul's (K, N) without transposes), one row with N >= block or
+//    more rows with N >= 4 * block -> nn.matmul over the weight packed here
+//    into panels (N/b, K, b), then reordered and sliced back to (..., N);
+//    a narrower nn.dense -> nn.matmul with the weight transposed here to
+//    (K, N) (output columns vectorize over contiguous weights).
 // Every converted value is seen by the rest of the graph through one
 // layout_transform back to NCHW, dead once all its readers are converted.
 // New nodes carry the span of the node they replace. Opt level 3; requires

@@ -342,9 +342,10 @@ CaseOutcome CheckNumerics(const fs::path& dir, const Tolerance& tolerance) {
   for (bool specialized : {false, true}) {
     driver::CompileOptions options = prepared->options;
     if (specialized) options.import.input_values = prepared->values;
-    // The interpreter's default step budget, not CompileAndRun's larger one: this check runs
-    // every changed graph module once more, so a case over the budget (a large convolution) is
-    // checked on native code for this machine (DriftBackend::kAuto) within the child's time limit.
+    // The interpreter's default step budget (CompileAndRun raises only its own run's, not the
+    // compile's): this check runs every changed graph module once more, so a case over the budget
+    // (a large convolution) is checked on native code for this machine (DriftBackend::kAuto)
+    // within the child's time limit.
     // The test's own inputs: integer inputs there are valid shapes and indices. ONNX 1.12's test
     // data stores bfloat16 inputs as UINT16 (the same bits): read as the model declares them.
     std::vector<loop::HostTensor> inputs = prepared->inputs.tensors;

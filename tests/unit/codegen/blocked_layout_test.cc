@@ -359,5 +359,22 @@ TEST(BlockedLayoutTest, MatmulByAConstantWeightReadsPackedPanels) {
   EXPECT_GT(ExpectSameOutputs(converted, unpacked, {2, 5, 16}, 400), 200);
 }
 
+// A Gemm with transA (x stored (K, rows)) by a constant (K, N) weight imports as nn.matmul with
+// transpose_a: its operands are read otherwise, so it stays as it is, with the same outputs.
+TEST(BlockedLayoutTest, AMatmulWithTransposedOperandsStaysUnpacked) {
+  testing::OnnxModelBuilder b;
+  b.Input("x", {24, 3});
+  b.Output("y");
+  b.FloatInitializer("w", {24, 40}, Values(24 * 40, 0.05, -0.5));
+  b.IntAttr(b.Node("Gemm", {"x", "w"}, {"y"}, "transposed"), "transA", 1);
+  std::string model = b.Bytes();
+  CompileResult converted = Compile(model, true);
+  CompileResult unpacked = Compile(model, false);
+  std::string text = PrintModule(converted.optimized);
+  EXPECT_THAT(text, HasSubstr("transpose_a=True"));
+  EXPECT_THAT(text, HasSubstr("Tensor[(24, 40), float32]"));  // the weight as it was
+  EXPECT_GT(ExpectSameOutputs(converted, unpacked, {24, 3}, 120), 60);
+}
+
 }  // namespace
 }  // namespace kiln::driver
