@@ -393,6 +393,86 @@ bool IsLongRowInjective(const te::Schedule& schedule, const te::Tensor& t) {
   return row >= kMinInjectiveRowExtent || row % kVectorWidths[0] != 0;
 }
 
+// The row axes of a normalization kernel: when its one output is tagged
+// te::kRowNormalizationTag, the leading axes of the output that every other stage's shape
+// starts with (the statistics are per row), at most all but the last; else 0.
+size_t RowNormalizationAxes(const std::vector<te::Tensor>& outputs,
+                            const std::vector<te::Tensor>& computes) {
+  if (outputs.size() != 1 || outputs[0].op()->tag != te::kRowNormalizationTag) return 0;
+  const te::Tensor& output = outputs[0];
+  if (output.ndim() < 2) return 0;
+  size_t rows = output.ndim() - 1;
+  for (const te::Tensor& t : computes) {
+    const std::vector<int64_t>& shape = t.shape();
+    size_t common = 0;
+    while (common < rows && common < shape.size() && shape[common] == output.shape()[common]) {
+      ++common;
+    }
+    rows = common;
+  }
+  return rows;
+}
+
+// The data-parallel axes of `t` from `first` on fused into one loop, vectorized by a width that
+// divides it; the loop is returned (null when there is none).
+te::IterVar VectorizeTrailingAxes(te::Schedule& schedule, const te::Tensor& t, size_t first) {
+  std::vector<te::IterVar> axes = schedule.Axes(t);
+  if (first >= axes.size()) return nullptr;
+  te::IterVar fused = axes[first];
+  for (size_t i = first + 1; i < axes.size() && fused; ++i) fused = schedule.Fuse(t, fused, axes[i]);
+  if (!fused) return nullptr;
+  int64_t lanes = VectorFactor(fused->extent);
+  if (lanes == 0) return fused;
+  te::IterVar inner = fused->extent == lanes ? fused : schedule.Split(t, fused, lanes).second;
+  schedule.Vectorize(t, inner);
+  return inner;
+}
+
+// A normalization over trailing axes (softmax, layer norm): the output's `rows` leading axes
+// fused into one row loop, parallel, and every other stored stage (the row's maximum and sums,
+// their partial sums, its exponentials) computed inside it over one row, into buffers of a
+// row's size that stay in L1; each stage's row vectorized. Stored once per kernel they would
+// each read and write the whole tensor.
+void ScheduleRowNormalization(te::Schedule& schedule, const te::Tensor& output,
+                              const std::vector<te::Tensor>& roots, size_t rows,
+                              Parallelism parallel) {
+  std::vector<te::IterVar> axes = schedule.Axes(output);
+  te::IterVar row = axes[0];
+  for (size_t i = 1; i < rows && row; ++i) row = schedule.Fuse(output, row, axes[i]);
+  if (!row) return;
+  VectorizeTrailingAxes(schedule, output, rows);
+  if (parallel.enabled) schedule.Parallel(output, row);
+  // Consumers first: every schedule in the record lowers (a statistic is attached only once
+  // the stages reading it are).
+  for (auto it = roots.rbegin(); it != roots.rend(); ++it) {
+    const te::Tensor& t = *it;
+    if (t.same_as(output)) continue;
+    schedule.ComputeAt(t, output, row);
+    te::IterVar vector = VectorizeTrailingAxes(schedule, t, rows);
+    std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(t);
+    if (vector && !reduce_axes.empty()) {
+      // A partial sum's lanes innermost, inside its reduce loop: one vector accumulator.
+      std::vector<te::IterVar> order = reduce_axes;
+      order.push_back(vector);
+      schedule.Reorder(t, order);
+    }
+  }
+}
+
+// How many of `computes` read `t` directly.
+int ReaderCount(const std::vector<te::Tensor>& computes, const te::Tensor& t) {
+  int count = 0;
+  for (const te::Tensor& c : computes) {
+    for (const te::Tensor& input : c.op()->inputs) {
+      if (input.same_as(t)) {
+        ++count;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
 // The size `stage`'s body grows to once the stages it reads that are inlined are substituted
 // into it: 1 plus, per load, the loaded stage's own inlined size (1 when it is stored). A body
 // that reads a value twice doubles that value's size, so a chain of such stages (x + x, then
@@ -422,6 +502,7 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
     if (!stage->is_placeholder()) computes.push_back(te::Tensor(stage->op));
   }
 
+  const size_t normalized_rows = RowNormalizationAxes(outputs, computes);
   std::vector<te::Tensor> roots;
   // The expression size of each stage inlined so far (by buffer): see InlinedSize.
   std::unordered_map<const loop::BufferNode*, int64_t> inlined_sizes;
@@ -430,8 +511,13 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
     // A padding stage is computed into its own buffer: inlined, every load of the reduction
     // reading it would be bounds-checked (masked vector loads), in the innermost loop.
     bool is_padding = stage->op->tag == te::kPadTag;
+    // A normalization's full-size stage read twice (softmax's exponentials: by the row's sum and
+    // by the output) is stored, per row: inlined, each element's exp would be computed twice.
+    bool row_values = normalized_rows > 0 && !stage->is_output && ReaderCount(computes, t) > 1 &&
+                      t.shape() == outputs[0].shape();
     int64_t size = InlinedSize(*stage, inlined_sizes);
-    if (!stage->is_output && !IsReduction(*stage) && !is_padding && size <= kMaxInlinedSize) {
+    if (!stage->is_output && !IsReduction(*stage) && !is_padding && !row_values &&
+        size <= kMaxInlinedSize) {
       inlined_sizes[stage->buffer().get()] = size;  // before the primitive replaces `stage`
       schedule.ComputeInline(t);
     } else {
@@ -452,6 +538,14 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
     work = steps > INT64_MAX - work ? INT64_MAX : work + steps;
   }
   const Parallelism parallel{work >= options.min_parallel_work};
+  if (normalized_rows > 0) {
+    for (const te::Tensor& t : roots) {
+      if (t.op()->tag == te::kRowNormalizationTag) {
+        ScheduleRowNormalization(schedule, t, roots, normalized_rows, parallel);
+      }
+    }
+    return schedule;
+  }
   // Convolutions scheduled with their epilogues, by buffer (stages are replaced as primitives
   // apply; their buffers stay).
   std::vector<loop::Buffer> scheduled;

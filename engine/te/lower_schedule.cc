@@ -249,10 +249,11 @@ class ScheduleLowerer {
             target.name(), " (split or fused after compute_at)"));
       }
       for (int reader : plan.readers) {
-        if (reader != consumer) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(what, ": ", stages_[reader]->name(), " also reads ", stage.name(),
-                           "; a stage computed at a consumer's loop may have only that reader"));
+        if (reader != consumer && !IsLaterSibling(reader, static_cast<int>(s))) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              what, ": ", stages_[reader]->name(), " also reads ", stage.name(),
+              "; a stage computed at a consumer's loop may have only that reader and stages "
+              "computed after it at the same loop"));
         }
       }
       if (plan.readers.empty()) {
@@ -264,25 +265,45 @@ class ScheduleLowerer {
     return absl::OkStatus();
   }
 
-  // The region of `s` (a compute_at stage) its consumer reads below the
-  // attach loop; a dimension whose reads cannot be bounded is computed whole.
+  // Whether `reader` is computed at the same loop as the compute_at stage `s`, after it (the
+  // statistics of a row and the row's other stages, all inside the output's row loop): it then
+  // reads `s` from its region buffer too.
+  bool IsLaterSibling(int reader, int s) const {
+    const Stage& a = *stages_[reader];
+    const Stage& b = *stages_[s];
+    return reader > s && a.attach == AttachKind::kScope && b.attach == AttachKind::kScope &&
+           a.attach_consumer.same_as(b.attach_consumer) && a.attach_axis == b.attach_axis;
+  }
+
+  // The loads of `s` in the emitted stage `reader`, with the loop variables that range inside
+  // the loop `s` is computed at: all of a sibling's loops, the consumer's below that loop.
+  void CollectRegionReads(int s, int reader, std::vector<const loop::BufferLoadNode*>* loads,
+                          RelaxedVars* relaxed) const {
+    const StagePlan& plan = plans_[reader];
+    const auto& leaves = plan.stage->leaf_iter_vars;
+    size_t first = 0;
+    if (reader == StageOf(stages_[s]->attach_consumer)) {
+      first = std::find(leaves.begin(), leaves.end(), stages_[s]->attach_axis) - leaves.begin() + 1;
+    }
+    for (size_t l = first; l < leaves.size(); ++l) {
+      int64_t extent = plan.extents.at(leaves[l].get());
+      if (extent > 0) (*relaxed)[leaves[l]->var.get()] = Interval{0, extent - 1};
+    }
+    const Buffer& buffer = stages_[s]->buffer();
+    for (const PrimExpr& expr : {plan.body_value, plan.body_condition}) {
+      for (const loop::BufferLoadNode* load : CollectLoads(expr, buffer)) loads->push_back(load);
+    }
+  }
+
+  // The region of `s` (a compute_at stage) its readers read inside the attach loop: the
+  // consumer below that loop, siblings over all their loops. A dimension whose reads cannot be
+  // bounded is computed whole.
   void PlanRegion(int s) {
     StagePlan& plan = plans_[s];
     const Stage& stage = *plan.stage;
-    int consumer = StageOf(stage.attach_consumer);
-    const StagePlan& target = plans_[consumer];
-    const auto& leaves = target.stage->leaf_iter_vars;
-    auto position = std::find(leaves.begin(), leaves.end(), stage.attach_axis) - leaves.begin();
     RelaxedVars relaxed;
-    for (size_t l = position + 1; l < leaves.size(); ++l) {
-      int64_t extent = target.extents.at(leaves[l].get());
-      if (extent > 0) relaxed[leaves[l]->var.get()] = Interval{0, extent - 1};
-    }
-    std::vector<const loop::BufferLoadNode*> loads =
-        CollectLoads(target.body_value, stage.buffer());
-    for (const loop::BufferLoadNode* load : CollectLoads(target.body_condition, stage.buffer())) {
-      loads.push_back(load);
-    }
+    std::vector<const loop::BufferLoadNode*> loads;
+    for (int reader : plan.readers) CollectRegionReads(s, reader, &loads, &relaxed);
     const std::vector<int64_t>& shape = stage.buffer()->shape;
     for (size_t d = 0; d < shape.size(); ++d) {
       std::optional<SymbolicRange> range;

@@ -122,6 +122,12 @@ inline constexpr char kPadTag[] = "pad";
 // a register tile over output-channel blocks x output columns, the block's lanes vectorized.
 inline constexpr char kBlockedConvTag[] = "conv2d_nchwc";
 
+// The tag of a normalization's output over its trailing axes (softmax over the last axis, layer
+// normalization): its other stages are statistics of each row. The default schedule computes
+// them inside the output's row loop, so a row is read while it is in L1 and no statistic or
+// intermediate of the whole tensor is stored.
+inline constexpr char kRowNormalizationTag[] = "row_normalization";
+
 using ComputeFunc = std::function<ComputeBody(const std::vector<loop::Var>& indices)>;
 
 // out[indices] = fcompute(indices) over `shape`. `inputs` are the tensors the

@@ -39,7 +39,7 @@ void RegisterBuiltinPasses(PassRegistry& registry) {
       {transform::Inline, "expand calls of functions marked Inline=1 and drop them"},
       {transform::RemoveUnusedFunctions, "drop functions main does not reach"},
       {transform::SimplifyInference,
-       "unpack batch_norm, layer_norm and instance_norm into arithmetic"},
+       "unpack batch_norm and instance_norm into arithmetic"},
       {transform::SimplifyExpr,
        "collapse reshape, transpose and cast chains; remove identity ops"},
       {transform::EliminateCommonSubexpr, "compute each distinct value once, merging spans"},

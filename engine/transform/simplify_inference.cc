@@ -7,12 +7,14 @@
 //     out   = x * expand(scale) + expand(shift)
 //   where expand(v) = expand_dims(v, axis=1, num_newaxis=r-c-1) lines the
 //   channel vector up with axis c (no expand_dims when c is the last axis).
-//   layer_norm(x, gamma[, beta]) over axes a = [axis, r):
+//   instance_norm(x, gamma, beta): over the axes a other than 0 and c,
 //     centered = x - mean(x, a, keepdims)
 //     out = centered * rsqrt(mean(centered * centered, a, keepdims) + eps)
-//           * gamma [+ beta]                    (gamma, beta broadcast from the right)
-//   instance_norm(x, gamma, beta): as layer_norm over the axes other than 0
-//     and c, with expand(gamma) and expand(beta).
+//           * expand(gamma) + expand(beta)
+// layer_norm stays one op: its compute is one kernel that computes each row's
+// statistics inside its row loop (te::kRowNormalizationTag); unpacked, it was
+// four kernels that each read the whole tensor (0.77 -> 0.15 ms of a
+// transformer encoder's 15).
 // The per-channel factors only depend on constants in inference graphs, so
 // FoldConstant later reduces batch_norm to one multiply and one add.
 #include "engine/transform/simplify_inference.h"
@@ -87,26 +89,6 @@ absl::StatusOr<Expr> UnpackBatchNorm(const CallNode& call, const AttrsNode& attr
   return si_builder.RecursivelyFillSpan(out, {data, gamma, beta, moving_mean, moving_var});
 }
 
-absl::StatusOr<Expr> UnpackLayerNorm(const CallNode& call, const AttrsNode& attrs,
-                                     const TensorTypeNode& data_type) {
-  // New nodes are built with the layer's span (null when SIBuilder is off);
-  // RecursivelyFillSpan below then only checks that nothing was missed.
-  SIBuilder si_builder(call.span);
-  const Span span = si_builder.CreateSpan();
-  const Expr& data = call.args[0];
-  int64_t rank = static_cast<int64_t>(data_type.shape.size());
-  KILN_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(IntAttr(attrs, "axis"), rank));
-  std::vector<int64_t> axes;
-  for (int64_t d = axis; d < rank; ++d) axes.push_back(d);
-  KILN_ASSIGN_OR_RETURN(Expr out,
-                        Normalize(data, axes, data_type.dtype, FloatAttr(attrs, "epsilon"), span));
-  KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("multiply", {out, call.args[1]}, nullptr, span));
-  if (call.args.size() > 2) {
-    KILN_ASSIGN_OR_RETURN(out, MakeTypedCall("add", {out, call.args[2]}, nullptr, span));
-  }
-  return si_builder.RecursivelyFillSpan(out, call.args);
-}
-
 absl::StatusOr<Expr> UnpackInstanceNorm(const CallNode& call, const AttrsNode& attrs,
                                         const TensorTypeNode& data_type) {
   // New nodes are built with the layer's span (null when SIBuilder is off);
@@ -139,13 +121,11 @@ class InferenceSimplifier : public PostOrderRewriter {
 
   Result Rewrite_(const CallNode* /*pre*/, const Expr& post) override {
     static const OpEntry& batch_norm = OpRegistry::Global().Get("nn.batch_norm");
-    static const OpEntry& layer_norm = OpRegistry::Global().Get("nn.layer_norm");
     static const OpEntry& instance_norm = OpRegistry::Global().Get("nn.instance_norm");
     const auto* call = post.as<CallNode>();
     using Unpack =
         absl::StatusOr<Expr> (*)(const CallNode&, const AttrsNode&, const TensorTypeNode&);
     Unpack unpack = IsOp(call->op, batch_norm)      ? UnpackBatchNorm
-                    : IsOp(call->op, layer_norm)    ? UnpackLayerNorm
                     : IsOp(call->op, instance_norm) ? UnpackInstanceNorm
                                                     : nullptr;
     if (unpack == nullptr) return post;

@@ -8,11 +8,12 @@
 
 namespace kiln::transform {
 
-// nn.batch_norm, nn.layer_norm and nn.instance_norm become multiply / add /
-// rsqrt / mean steps (exact forms in simplify_inference.cc). Every new node
-// carries the span of the op it replaces (SIBuilder::RecursivelyFillSpan).
-// Opt level 0: code generation has no kernels for the normalization ops, so
-// every pipeline needs this pass. Requires InferType.
+// nn.batch_norm and nn.instance_norm become multiply / add / rsqrt / mean
+// steps (exact forms in simplify_inference.cc); nn.layer_norm stays, its
+// compute being one row-wise kernel. Every new node carries the span of the op
+// it replaces (SIBuilder::RecursivelyFillSpan). Opt level 0: code generation
+// has no kernels for batch_norm and instance_norm, so every pipeline needs
+// this pass. Requires InferType.
 Pass SimplifyInference();
 
 }  // namespace kiln::transform

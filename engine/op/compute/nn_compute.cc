@@ -6,6 +6,8 @@
 // Multi-stage ops return their last stage; the earlier ones (statistics,
 // maxima, sums) are inputs of the later computes. Statistics and products of
 // half-precision inputs accumulate in float32, as ONNX's stash type does.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "engine/op/compute/compute_families.h"
 #include "engine/op/compute/compute_util.h"
@@ -134,6 +136,68 @@ ComputeResult BatchNormCompute(const ComputeInput& in) {
       "injective"));
 }
 
+// ---- row statistics --------------------------------------------------------------
+
+// Indices of a point of x with `axis` removed (the per-row statistics).
+std::vector<PrimExpr> WithoutAxis(const std::vector<PrimExpr>& idx, int64_t axis) {
+  std::vector<PrimExpr> out = idx;
+  out.erase(out.begin() + axis);
+  return out;
+}
+
+std::vector<PrimExpr> WithAxis(const std::vector<PrimExpr>& row, int64_t axis, PrimExpr k) {
+  std::vector<PrimExpr> out = row;
+  out.insert(out.begin() + axis, std::move(k));
+  return out;
+}
+
+// A row statistic (softmax, layer normalization) over the last axis, when that axis is a multiple of kSoftmaxPartials long (and at
+// least twice that), reduces each row in two stages: kSoftmaxPartials partial results, partial
+// l over elements l, l + 8, l + 16, ... (a reduction whose lanes read contiguous elements), then
+// those combined. One stage would reduce along the contiguous axis with one accumulator per row,
+// which the default schedule can only vectorize across rows: a strided gather per element.
+constexpr int64_t kSoftmaxPartials = 8;
+
+// The per-row statistic of `x` along `axis` (of `extent`): reduce(value(index of x)) over the
+// axis, as one reduction or, for a long contiguous last axis, in two stages (above).
+// `reduce` is te::Max or te::Sum; `value` maps an index of x to the reduced value.
+template <typename Reduce, typename Value>
+Tensor RowReduction(const std::string& name, const std::vector<int64_t>& row_shape,
+                    const std::vector<Tensor>& inputs, int64_t axis, int64_t extent, int64_t ndim,
+                    Reduce reduce, Value value) {
+  if (axis != ndim - 1 || extent % kSoftmaxPartials != 0 || extent < 2 * kSoftmaxPartials) {
+    IterVar k = te::ReduceAxis(extent, "k");
+    return te::Compute(
+        name, row_shape, inputs,
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          return reduce(value(WithAxis(AsExprs(i), axis, k->var)), std::vector<IterVar>{k});
+        },
+        "reduce");
+  }
+  std::vector<int64_t> partial_shape = row_shape;
+  partial_shape.push_back(kSoftmaxPartials);
+  IterVar kk = te::ReduceAxis(extent / kSoftmaxPartials, "kk");
+  Tensor partial = te::Compute(
+      name + "_partial", partial_shape, inputs,
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<PrimExpr> row = AsExprs(i);
+        PrimExpr lane = row.back();
+        row.pop_back();
+        PrimExpr k = kk->var * Index(kSoftmaxPartials) + lane;
+        return reduce(value(WithAxis(row, axis, k)), std::vector<IterVar>{kk});
+      },
+      "reduce");
+  IterVar l = te::ReduceAxis(kSoftmaxPartials, "l");
+  return te::Compute(
+      name, row_shape, {partial},
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<PrimExpr> idx = AsExprs(i);
+        idx.push_back(l->var);
+        return reduce(partial(idx), std::vector<IterVar>{l});
+      },
+      "reduce");
+}
+
 // Mean and variance of `x` over the axes `reduced` marks, as tensors over
 // the kept axes (in order), in float32 for halves.
 struct Moments {
@@ -164,6 +228,30 @@ Moments ComputeMoments(const Tensor& x, std::vector<bool> reduced, const std::st
   }
   DataType acc = compute::ComputeType(x.dtype());
   PrimExpr divisor = Const(acc, static_cast<double>(count));
+  const int64_t last = x.ndim() - 1;
+  if (std::count(m.reduced.begin(), m.reduced.end(), true) == 1 && m.reduced.back()) {
+    // Over the contiguous last axis alone (a transformer's layer norm): reductions whose lanes
+    // read contiguous elements (RowReduction), so a row's statistics vectorize.
+    auto sum = [](PrimExpr v, std::vector<IterVar> axes) { return te::Sum(std::move(v), std::move(axes)); };
+    Tensor total = RowReduction(
+        name + "_sum", stat_shape, {x}, last, x.shape()[last], x.ndim(), sum,
+        [&](const std::vector<PrimExpr>& idx) { return Cast(acc, x(idx)); });
+    m.mean = te::Compute(
+        name + "_mean", stat_shape, {total},
+        [&](const std::vector<Var>& i) -> te::ComputeBody { return total(AsExprs(i)) / divisor; },
+        "elemwise");
+    Tensor squares = RowReduction(
+        name + "_sqsum", stat_shape, {x, m.mean}, last, x.shape()[last], x.ndim(), sum,
+        [&](const std::vector<PrimExpr>& idx) {
+          PrimExpr d = Cast(acc, x(idx)) - m.mean(WithoutAxis(idx, last));
+          return d * d;
+        });
+    m.variance = te::Compute(
+        name + "_var", stat_shape, {squares},
+        [&](const std::vector<Var>& i) -> te::ComputeBody { return squares(AsExprs(i)) / divisor; },
+        "elemwise");
+    return m;
+  }
   // The x indices for a statistic's point and fresh reduce axes.
   auto point = [&](const std::vector<PrimExpr>& stat, std::vector<IterVar>* axes) {
     std::vector<PrimExpr> idx;
@@ -270,7 +358,7 @@ ComputeResult LayerNormCompute(const ComputeInput& in) {
         if (has_beta) y = y + compute::Widen(beta(compute::BroadcastIndices(beta, xi)));
         return Cast(result.dtype, y);
       },
-      "injective"));
+      te::kRowNormalizationTag));
 }
 
 // x / (bias + alpha / size * sum of squares over the `size` channels
@@ -312,66 +400,6 @@ ComputeResult LrnCompute(const ComputeInput& in) {
 
 enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
-// Indices of a point of x with `axis` removed (the per-row statistics).
-std::vector<PrimExpr> WithoutAxis(const std::vector<PrimExpr>& idx, int64_t axis) {
-  std::vector<PrimExpr> out = idx;
-  out.erase(out.begin() + axis);
-  return out;
-}
-
-std::vector<PrimExpr> WithAxis(const std::vector<PrimExpr>& row, int64_t axis, PrimExpr k) {
-  std::vector<PrimExpr> out = row;
-  out.insert(out.begin() + axis, std::move(k));
-  return out;
-}
-
-// A softmax over the last axis, when that axis is a multiple of kSoftmaxPartials long (and at
-// least twice that), reduces each row in two stages: kSoftmaxPartials partial results, partial
-// l over elements l, l + 8, l + 16, ... (a reduction whose lanes read contiguous elements), then
-// those combined. One stage would reduce along the contiguous axis with one accumulator per row,
-// which the default schedule can only vectorize across rows: a strided gather per element.
-constexpr int64_t kSoftmaxPartials = 8;
-
-// The per-row statistic of `x` along `axis` (of `extent`): reduce(value(index of x)) over the
-// axis, as one reduction or, for a long contiguous last axis, in two stages (above).
-// `reduce` is te::Max or te::Sum; `value` maps an index of x to the reduced value.
-template <typename Reduce, typename Value>
-Tensor RowReduction(const std::string& name, const std::vector<int64_t>& row_shape,
-                    const std::vector<Tensor>& inputs, int64_t axis, int64_t extent, int64_t ndim,
-                    Reduce reduce, Value value) {
-  if (axis != ndim - 1 || extent % kSoftmaxPartials != 0 || extent < 2 * kSoftmaxPartials) {
-    IterVar k = te::ReduceAxis(extent, "k");
-    return te::Compute(
-        name, row_shape, inputs,
-        [&](const std::vector<Var>& i) -> te::ComputeBody {
-          return reduce(value(WithAxis(AsExprs(i), axis, k->var)), std::vector<IterVar>{k});
-        },
-        "reduce");
-  }
-  std::vector<int64_t> partial_shape = row_shape;
-  partial_shape.push_back(kSoftmaxPartials);
-  IterVar kk = te::ReduceAxis(extent / kSoftmaxPartials, "kk");
-  Tensor partial = te::Compute(
-      name + "_partial", partial_shape, inputs,
-      [&](const std::vector<Var>& i) -> te::ComputeBody {
-        std::vector<PrimExpr> row = AsExprs(i);
-        PrimExpr lane = row.back();
-        row.pop_back();
-        PrimExpr k = kk->var * Index(kSoftmaxPartials) + lane;
-        return reduce(value(WithAxis(row, axis, k)), std::vector<IterVar>{kk});
-      },
-      "reduce");
-  IterVar l = te::ReduceAxis(kSoftmaxPartials, "l");
-  return te::Compute(
-      name, row_shape, {partial},
-      [&](const std::vector<Var>& i) -> te::ComputeBody {
-        std::vector<PrimExpr> idx = AsExprs(i);
-        idx.push_back(l->var);
-        return reduce(partial(idx), std::vector<IterVar>{l});
-      },
-      "reduce");
-}
-
 void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
   registry.SetCompute(op, [op, kind](const ComputeInput& in) -> ComputeResult {
     KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, op));
@@ -388,6 +416,7 @@ void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
     auto max = [](PrimExpr v, std::vector<IterVar> axes) { return te::Max(std::move(v), std::move(axes)); };
     auto sum = [](PrimExpr v, std::vector<IterVar> axes) { return te::Sum(std::move(v), std::move(axes)); };
     const int64_t ndim = x.ndim();
+    const char* tag = axis == ndim - 1 ? te::kRowNormalizationTag : "softmax";
     Tensor max_elem =
         RowReduction(name + "_maxelem", row_shape, {x}, axis, extent, ndim, max, load);
 
@@ -426,7 +455,7 @@ void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
                 load(idx) - max_elem(row) - loop::MakeIntrinsic(Intrinsic::kLog, {exp_sum(row)});
             return Cast(result.dtype, y);
           },
-          "softmax"));
+          tag));
     }
 
     Tensor exp = te::Compute(
@@ -441,7 +470,7 @@ void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
           std::vector<PrimExpr> idx = AsExprs(i);
           return Cast(result.dtype, exp(idx) / exp_sum(WithoutAxis(idx, axis)));
         },
-        "softmax"));
+        tag));
   });
 }
 

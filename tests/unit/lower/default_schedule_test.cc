@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -121,6 +122,94 @@ def @main(%x: Tensor[(8, 128), float32] /* si=input */, %w: Tensor[(128, 1024), 
       double sum = 0;
       for (int k = 0; k < 128; ++k) sum += x[i * 128 + k] * w[k * 1024 + j];
       ASSERT_EQ(outputs[0][i * 1024 + j], sum) << i << ", " << j;
+    }
+  }
+}
+
+// Checks that the one kernel of `lowered` starts with a parallel loop over `rows` rows and makes
+// all its `allocations` inside it (every intermediate is a row's).
+void ExpectEverythingInsideOneRowLoop(const lower::LoweredModule& lowered, int64_t rows,
+                                      int allocations) {
+  ASSERT_EQ(lowered.kernels.size(), 1u);
+  ASSERT_TRUE(lowered.kernels[0].schedule.status().ok());
+  const auto* kernel = lowered.module->Lookup(lowered.kernels[0].name).as<loop::PrimFuncNode>();
+  ASSERT_NE(kernel, nullptr);
+  const loop::ForNode* first = nullptr;
+  int inside = 0, total = 0;
+  loop::PreOrderVisit(kernel->body, [&](const Object* node) {
+    if (node->kind() == ObjectKind::kFor && first == nullptr) {
+      first = static_cast<const loop::ForNode*>(node);
+      loop::PreOrderVisit(first->body, [&](const Object* inner) {
+        inside += inner->kind() == ObjectKind::kAllocate;
+      });
+    }
+    total += node->kind() == ObjectKind::kAllocate;
+  });
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->for_kind, loop::ForKind::kParallel);
+  int64_t extent = 0;
+  ASSERT_TRUE(loop::AsConstInt(first->extent, &extent));
+  EXPECT_EQ(extent, rows);
+  EXPECT_EQ(inside, allocations);
+  EXPECT_EQ(total, allocations);
+}
+
+// A softmax over a last axis of 16: one parallel loop over the 3 rows, inside which the row's
+// maximum (8 partial maxima, then their maximum), its exponentials, their sum and the output
+// are computed, every intermediate a buffer of at most a row: the tensor is read once from
+// memory. The values are softmax's, computed here in double precision.
+TEST(DefaultScheduleTest, SoftmaxComputesEachRowInsideItsRowLoop) {
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
+def @main(%x: Tensor[(3, 16), float32]) {
+  nn.softmax(%x) /* si=softmax */
+}
+)", 3, kEveryKernelParallel);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  // Partial maxima, maximum, exponentials, partial sums, sum.
+  ExpectEverythingInsideOneRowLoop(*lowered, 3, 5);
+
+  std::vector<double> x(48);
+  for (int i = 0; i < 48; ++i) x[i] = ((i * 7) % 11) * 0.5 - 2;
+  auto outputs = testing::RunFloat(*lowered, {testing::F32({3, 16}, x)});
+  ASSERT_EQ(outputs.size(), 1u);
+  for (int r = 0; r < 3; ++r) {
+    double max = *std::max_element(x.begin() + r * 16, x.begin() + r * 16 + 16);
+    double sum = 0;
+    for (int j = 0; j < 16; ++j) sum += std::exp(x[r * 16 + j] - max);
+    for (int j = 0; j < 16; ++j) {
+      double expected = std::exp(x[r * 16 + j] - max) / sum;
+      EXPECT_NEAR(outputs[0][r * 16 + j], expected, 1e-6 * expected) << r << ", " << j;
+    }
+  }
+}
+
+// A layer normalization stays one op (SimplifyInference leaves it) and becomes one kernel: per
+// row, the sum and the sum of squared deviations (each 8 partial sums, then combined) and the
+// normalized, scaled and shifted row, inside one parallel row loop. Values against a double
+// precision computation.
+TEST(DefaultScheduleTest, LayerNormComputesEachRowInsideItsRowLoop) {
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
+def @main(%x: Tensor[(4, 32), float32], %g: Tensor[(32), float32], %b: Tensor[(32), float32]) {
+  nn.layer_norm(%x, %g, %b) /* si=ln */
+}
+)", 3, kEveryKernelParallel);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ExpectEverythingInsideOneRowLoop(*lowered, 4, 4);  // partial sums and sum, twice
+
+  std::vector<double> x(128), g(32), b(32);
+  for (int i = 0; i < 128; ++i) x[i] = ((i * 5) % 13) * 0.25 - 1 + (i / 32);
+  for (int j = 0; j < 32; ++j) g[j] = 0.5 + (j % 3) * 0.25;
+  for (int j = 0; j < 32; ++j) b[j] = (j % 4) - 1.5;
+  auto outputs = testing::RunFloat(
+      *lowered, {testing::F32({4, 32}, x), testing::F32({32}, g), testing::F32({32}, b)});
+  ASSERT_EQ(outputs.size(), 1u);
+  for (int r = 0; r < 4; ++r) {
+    double mean = 0, variance = 0;
+    for (int j = 0; j < 32; ++j) mean += x[r * 32 + j] / 32;
+    for (int j = 0; j < 32; ++j) variance += (x[r * 32 + j] - mean) * (x[r * 32 + j] - mean) / 32;
+    for (int j = 0; j < 32; ++j) {
+      double expected = (x[r * 32 + j] - mean) / std::sqrt(variance + 1e-5) * g[j] + b[j];
+      EXPECT_NEAR(outputs[0][r * 32 + j], expected, 1e-5) << r << ", " << j;
     }
   }
 }

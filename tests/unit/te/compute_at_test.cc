@@ -148,6 +148,37 @@ TEST(ComputeAtTest, ThroughAnInlinedStage) {
   ExpectComputes(s, {A, C}, {{1, 2, 3, 4, 5, 6}}, {7, 19, 31});
 }
 
+// A normalization's shape: per row of C, the statistic M, the centred row D, its statistic S,
+// all computed at C's row loop; D reads M and S reads D from their row buffers.
+TEST(ComputeAtTest, SiblingsAtTheSameLoopReadEachOther) {
+  Tensor A = Placeholder("A", DataType::kFloat32, {3, 2});
+  auto row_sum = [](const Tensor& t, const std::string& name) {
+    return Compute(name, {3}, {t}, [t](const auto& i) -> ComputeBody {
+      IterVar k = ReduceAxis(2, "k");
+      return Sum(t(i[0], k->var), {k});
+    });
+  };
+  Tensor M = row_sum(A, "M");
+  Tensor D = Compute("D", {3, 2}, {A, M},
+                     [&](const auto& i) -> ComputeBody { return A(i[0], i[1]) - M(i[0]); });
+  Tensor S = row_sum(D, "S");
+  Tensor C = Compute("C", {3, 2}, {D, S},
+                     [&](const auto& i) -> ComputeBody { return D(i[0], i[1]) * S(i[0]); });
+  Schedule s = Schedule::Create({C});
+  IterVar row = s.Axes(C)[0];
+  for (const Tensor& t : {M, D, S}) s.ComputeAt(t, C, row);
+  auto func = LowerSchedule(s, {A, C}, "f");
+  ASSERT_TRUE(func.ok()) << func.status();
+  EXPECT_EQ(LoopStructure((*func)->body),
+            "for ax0[3] {alloc M[1] {for ax0[1] {M=; for k[2] {M=}}; "
+            "alloc D[2] {for ax0[1] {for ax1[2] {D=}}; "
+            "alloc S[1] {for ax0[1] {S=; for k[2] {S=}}; for ax1[2] {C=}}}}}");
+  // Rows [1, 2], [3, 4], [5, 6]: M = 3, 7, 11; D = [-2, -1], [-4, -3], [-6, -5];
+  // S = -3, -7, -11; C = D * S.
+  ExpectComputes(s, {A, C}, {{1, 2, 3, 4, 5, 6}}, {6, 3, 28, 21, 66, 55});
+}
+
+// A stage that reads a compute_at stage from outside its loop cannot share its region buffer.
 TEST(ComputeAtTest, ProducerWithAnotherReaderIsAnError) {
   StencilCase c;
   Tensor D = Compute("D", {6}, {c.B}, [&](const auto& i) -> ComputeBody { return c.B(i[0]); });
