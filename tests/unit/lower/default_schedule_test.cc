@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include "engine/loop/functor.h"
 #include "tests/unit/lower/lower_test_util.h"
@@ -210,6 +211,47 @@ def @main(%x: Tensor[(4, 32), float32], %g: Tensor[(32), float32], %b: Tensor[(3
     for (int j = 0; j < 32; ++j) {
       double expected = (x[r * 32 + j] - mean) / std::sqrt(variance + 1e-5) * g[j] + b[j];
       EXPECT_NEAR(outputs[0][r * 32 + j], expected, 1e-5) << r << ", " << j;
+    }
+  }
+}
+
+// A batched matmul (attention's heads: 4 x (8 x 64 times 64 x 32)) reads a different left and
+// right operand per batch, so its register tile is 4 rows x 2 column vectors, which share the
+// rows' broadcasts, and not batches x rows, which share nothing. Values against a plain loop.
+TEST(DefaultScheduleTest, ABatchedMatmulTilesColumnsNotBatches) {
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
+def @main(%q: Tensor[(4, 8, 64), float32], %k: Tensor[(4, 64, 32), float32]) {
+  nn.matmul(%q, %k) /* si=scores */
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->kernels.size(), 1u);
+  const auto* kernel = lowered->module->Lookup(lowered->kernels[0].name).as<loop::PrimFuncNode>();
+  ASSERT_NE(kernel, nullptr);
+  std::vector<std::string> loops;
+  loop::PreOrderVisit(kernel->body, [&](const Object* node) {
+    if (node->kind() == ObjectKind::kFor) {
+      loops.push_back(static_cast<const loop::ForNode*>(node)->loop_var->name);
+    }
+  });
+  auto has = [&](const char* name) { return std::find(loops.begin(), loops.end(), name) != loops.end(); };
+  EXPECT_FALSE(has("ax0.inner")) << absl::StrJoin(loops, " ");  // the batch is not tiled
+  EXPECT_TRUE(has("ax1.inner")) << absl::StrJoin(loops, " ");        // the tile's 4 rows
+  EXPECT_TRUE(has("ax2.outer.inner")) << absl::StrJoin(loops, " ");  // its column vectors
+
+  std::vector<double> q(4 * 8 * 64), k(4 * 64 * 32);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<double>(i % 7) - 3;
+  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<double>(i % 5) - 2;
+  auto outputs =
+      testing::RunFloat(*lowered, {testing::F32({4, 8, 64}, q), testing::F32({4, 64, 32}, k)});
+  ASSERT_EQ(outputs.size(), 1u);
+  for (int b = 0; b < 4; ++b) {
+    for (int i = 0; i < 8; ++i) {
+      for (int j = 0; j < 32; ++j) {
+        double sum = 0;
+        for (int r = 0; r < 64; ++r) sum += q[(b * 8 + i) * 64 + r] * k[(b * 64 + r) * 32 + j];
+        ASSERT_EQ(outputs[0][(b * 8 + i) * 32 + j], sum) << b << ", " << i << ", " << j;
+      }
     }
   }
 }
