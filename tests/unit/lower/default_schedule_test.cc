@@ -86,6 +86,22 @@ TEST(DefaultScheduleTest, DenseIsVectorizedInsideTheReductionAndRunsInParallel) 
   }
 }
 
+// The loop variables of the one kernel of `lowered`, outermost first (none if there are
+// several kernels: the test then fails on its expectations).
+std::vector<std::string> OnlyKernelLoopNames(const lower::LoweredModule& lowered) {
+  std::vector<std::string> loops;
+  EXPECT_EQ(lowered.kernels.size(), 1u);
+  if (lowered.kernels.size() != 1) return loops;
+  const auto* kernel = lowered.module->Lookup(lowered.kernels[0].name).as<loop::PrimFuncNode>();
+  if (kernel == nullptr) return loops;
+  loop::PreOrderVisit(kernel->body, [&](const Object* node) {
+    if (node->kind() == ObjectKind::kFor) {
+      loops.push_back(static_cast<const loop::ForNode*>(node)->loop_var->name);
+    }
+  });
+  return loops;
+}
+
 // A matmul (8 x 128 times 128 x 1024) iterates its column tiles outside its row tiles: each
 // column tile's strip of the right operand (128 x 32 floats, 16 KiB) then serves every row tile
 // from L1, where rows outside would stream the whole right operand (512 KiB here, a
@@ -98,15 +114,7 @@ def @main(%x: Tensor[(8, 128), float32] /* si=input */, %w: Tensor[(128, 1024), 
 }
 )");
   ASSERT_TRUE(lowered.ok()) << lowered.status();
-  ASSERT_EQ(lowered->kernels.size(), 1u);
-  const auto* kernel = lowered->module->Lookup(lowered->kernels[0].name).as<loop::PrimFuncNode>();
-  ASSERT_NE(kernel, nullptr);
-  std::vector<std::string> loops;
-  loop::PreOrderVisit(kernel->body, [&](const Object* node) {
-    if (node->kind() == ObjectKind::kFor) {
-      loops.push_back(static_cast<const loop::ForNode*>(node)->loop_var->name);
-    }
-  });
+  std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
   ASSERT_GE(loops.size(), 3u);
   EXPECT_EQ(loops[0], "ax1.outer.outer");  // axis 1: the columns, split by vector and tile
   EXPECT_EQ(loops[1], "ax0.outer");        // axis 0: the rows, split by the row tile
@@ -225,15 +233,7 @@ def @main(%q: Tensor[(4, 8, 64), float32], %k: Tensor[(4, 64, 32), float32]) {
 }
 )");
   ASSERT_TRUE(lowered.ok()) << lowered.status();
-  ASSERT_EQ(lowered->kernels.size(), 1u);
-  const auto* kernel = lowered->module->Lookup(lowered->kernels[0].name).as<loop::PrimFuncNode>();
-  ASSERT_NE(kernel, nullptr);
-  std::vector<std::string> loops;
-  loop::PreOrderVisit(kernel->body, [&](const Object* node) {
-    if (node->kind() == ObjectKind::kFor) {
-      loops.push_back(static_cast<const loop::ForNode*>(node)->loop_var->name);
-    }
-  });
+  std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
   auto has = [&](const char* name) { return std::find(loops.begin(), loops.end(), name) != loops.end(); };
   EXPECT_FALSE(has("ax0.inner")) << absl::StrJoin(loops, " ");  // the batch is not tiled
   EXPECT_TRUE(has("ax1.inner")) << absl::StrJoin(loops, " ");        // the tile's 4 rows
