@@ -249,7 +249,7 @@ const std::string& DefaultPipeline(int opt_level) {
       "InferType,FuseOps{fuse_opt_level=2},InferType,LabelOps",
       // -O3
       "RemoveUnusedFunctions,SimplifyInference,EliminateCommonSubexpr,SimplifyExpr,FoldConstant,"
-      "FoldScaleAxis,CanonicalizeOps,SimplifyExpr,FoldConstant,ConvertLayout,FoldGateIntoWeights,"
+      "FuseLayerNorm,FoldScaleAxis,CanonicalizeOps,SimplifyExpr,FoldConstant,ConvertLayout,FoldGateIntoWeights,"
       "DeadCodeElimination,"
       "InferType,"
       "Inline,RemoveUnusedFunctions,InferType,FuseOps{fuse_opt_level=2},InferType,LabelOps",

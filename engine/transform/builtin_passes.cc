@@ -12,6 +12,7 @@
 #include "engine/transform/eliminate_common_subexpr.h"
 #include "engine/transform/fold_constant.h"
 #include "engine/transform/fold_gate_into_weights.h"
+#include "engine/transform/fuse_layer_norm.h"
 #include "engine/transform/fold_scale_axis.h"
 #include "engine/transform/fuse_ops.h"
 #include "engine/transform/infer_type.h"
@@ -45,6 +46,9 @@ void RegisterBuiltinPasses(PassRegistry& registry) {
       {transform::EliminateCommonSubexpr, "compute each distinct value once, merging spans"},
       {transform::FoldConstant,
        "evaluate constant subgraphs through the op compute definitions and the interpreter"},
+      {transform::FuseLayerNorm,
+       "fuse a layer normalization written op by op (mean, subtract, power, sqrt, divide) into "
+       "nn.layer_norm"},
       {transform::FoldScaleAxis, "fold per-channel scale multiplies into conv / dense weights"},
       {transform::FoldGateIntoWeights,
        "fold run-time channel gates (squeeze-excitation) into blocked conv weights"},

@@ -2,17 +2,15 @@
 // activation (see the header for the pattern and why it is correct).
 #include "engine/transform/fold_gate_into_weights.h"
 
-#include <unordered_map>
 #include <vector>
 
 #include "engine/ir/expr_mutator.h"
-#include "engine/ir/expr_visitor.h"
-#include "engine/ir/expr_walk.h"
 #include "engine/op/op_registry.h"
 #include "engine/op/type_relations.h"
 #include "engine/pass/rewriter_pass.h"
 #include "engine/support/status_macros.h"
 #include "engine/transform/expr_builder.h"
+#include "engine/transform/graph_rewriter.h"
 #include "engine/transform/si_builder.h"
 
 namespace kiln::transform {
@@ -43,21 +41,11 @@ Span MergedSpan(const std::vector<Span>& origins) {
   return SIBuilder(MakeSequentialSpan(origins)).CreateSpan();
 }
 
-class GateFolder : public PostOrderRewriter {
+class GateFolder : public GraphRewriter {
  public:
-  explicit GateFolder(const Function& func) {
-    PostOrderVisit(func, [&](const Expr& expr) {
-      ForEachChild(expr.get(), ChildSet::kUses, [&](const ExprNode* child) { ++uses_[child]; });
-    });
-  }
+  explicit GateFolder(const Function& func) : GraphRewriter(func) {}
 
  protected:
-  // Fused functions are finished kernels: never rewritten from outside.
-  bool KeepSubtree(const ExprNode* expr) const override {
-    const auto* func = Expr(expr).as<FunctionNode>();
-    return func != nullptr && func->HasNonzeroAttr(kAttrPrimitive);
-  }
-
   Result Rewrite_(const CallNode* pre, const Expr& post) override {
     static const OpEntry& conv = OpRegistry::Global().Get("nn.conv2d_nchwc");
     static const OpEntry& multiply = OpRegistry::Global().Get("multiply");
@@ -66,8 +54,7 @@ class GateFolder : public PostOrderRewriter {
     const auto* gated = AsCallOf(call->args[0], multiply);
     const auto* weight = call->args[1].as<ConstantNode>();
     if (gated == nullptr || gated->args.size() != 2 || weight == nullptr) return post;
-    auto uses = uses_.find(pre->args[0].get());
-    if (uses == uses_.end() || uses->second != 1) return post;
+    if (Uses(pre->args[0].get()) != 1) return post;
     // Normalized attributes (the call is typed) always hold groups.
     if (IntAttr(*call->attrs, "groups") != 1) return post;
 
@@ -107,10 +94,6 @@ class GateFolder : public PostOrderRewriter {
                                         MergedSpan({post->span, call->args[0]->span})));
     return WithFields(result, ExprFields{result->span, result->checked_type, post->virtual_device});
   }
-
- private:
-  // Users of each node of the input function.
-  std::unordered_map<const ExprNode*, int64_t> uses_;
 };
 
 }  // namespace
