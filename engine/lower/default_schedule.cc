@@ -436,6 +436,13 @@ size_t RowNormalizationAxes(const std::vector<te::Tensor>& outputs,
     }
     rows = common;
   }
+  // A few long rows (a softmax over 100,000 logits) would leave the row loop too short to run
+  // in parallel: such a kernel keeps the stage-by-stage schedule, whose loops over a row are.
+  int64_t row_count = 1, row_length = 1;
+  for (size_t d = 0; d < output.shape().size(); ++d) {
+    (d < rows ? row_count : row_length) *= output.shape()[d];
+  }
+  if (row_count < kMinParallelExtent && row_length >= kMinParallelWork) return 0;
   return rows;
 }
 

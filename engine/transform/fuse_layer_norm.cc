@@ -1,10 +1,12 @@
 // FuseLayerNorm: the op-by-op layer normalization matched and replaced (see the header).
 #include "engine/transform/fuse_layer_norm.h"
 
+#include <functional>
 #include <optional>
 #include <vector>
 
 #include "engine/ir/expr_mutator.h"
+#include "engine/ir/structural_equal.h"
 #include "engine/op/op_registry.h"
 #include "engine/op/type_inference.h"
 #include "engine/op/type_relations.h"
@@ -31,10 +33,12 @@ std::optional<std::vector<int64_t>> StaticFloatShape(const Expr& expr) {
   return shape;
 }
 
-// The value of a one-element float32 constant.
+// The value of a one-element float32 constant of rank 0 or 1, which broadcasts onto a tensor of
+// rank 1 or more without adding a dim.
 std::optional<double> ScalarConstant(const Expr& expr) {
   const auto* constant = expr.as<ConstantNode>();
-  if (constant == nullptr || !StaticFloatShape(expr) || constant->data->NumElements() != 1) {
+  std::optional<std::vector<int64_t>> shape = StaticFloatShape(expr);
+  if (constant == nullptr || !shape || shape->size() > 1 || constant->data->NumElements() != 1) {
     return std::nullopt;
   }
   return ConstantElement(*constant->data, 0);
@@ -89,9 +93,13 @@ struct LayerNorm {
   double epsilon = 0;
 };
 
+// How many nodes of the function use a node.
+using UseCount = std::function<int64_t(const Expr&)>;
+
 // The layer norm `normalized` computes: divide(d, sqrt(add(v, eps))) or
-// multiply(d, rsqrt(add(v, eps))), d and v as in the header.
-std::optional<LayerNorm> MatchNormalized(const Expr& normalized) {
+// multiply(d, rsqrt(add(v, eps))), d and v as in the header, every node between `normalized`
+// and x used only inside the pattern (else the rewrite would add a kernel, not replace five).
+std::optional<LayerNorm> MatchNormalized(const Expr& normalized, const UseCount& uses) {
   static const OpEntry& divide = Op("divide");
   static const OpEntry& multiply = Op("multiply");
   static const OpEntry& subtract = Op("subtract");
@@ -101,20 +109,23 @@ std::optional<LayerNorm> MatchNormalized(const Expr& normalized) {
   static const OpEntry& mean = Op("mean");
   static const OpEntry& power = Op("power");
 
-  Expr d, root;
+  Expr d, root, inverse;
   if (const CallNode* div = AsCallOf(normalized, divide); div != nullptr && div->args.size() == 2) {
     const CallNode* s = AsCallOf(div->args[1], sqrt);
     if (s == nullptr) return std::nullopt;
     d = div->args[0];
+    inverse = div->args[1];
     root = s->args[0];
   } else if (const CallNode* mul = AsCallOf(normalized, multiply)) {
     int i = OperandBeside(*mul, [](const Expr& e) { return AsCallOf(e, Op("rsqrt")) != nullptr; });
     if (i < 0) return std::nullopt;
     d = mul->args[i];
-    root = AsCallOf(mul->args[1 - i], rsqrt)->args[0];
+    inverse = mul->args[1 - i];
+    root = AsCallOf(inverse, rsqrt)->args[0];
   } else {
     return std::nullopt;
   }
+  if (uses(inverse) != 1 || uses(root) != 1) return std::nullopt;
   // root = add(v, eps)
   const CallNode* shifted = AsCallOf(root, add);
   if (shifted == nullptr) return std::nullopt;
@@ -141,6 +152,11 @@ std::optional<LayerNorm> MatchNormalized(const Expr& normalized) {
                    (product != nullptr && product->args.size() == 2 && product->args[0].same_as(d) &&
                     product->args[1].same_as(d));
   if (!squares_d) return std::nullopt;
+  // d feeds the square (once as power's base, twice as the product's operands) and `normalized`.
+  if (uses(centered->args[1]) != 1 || uses(shifted->args[v_index]) != 1 || uses(square) != 1 ||
+      uses(d) != (pow != nullptr ? 2 : 3)) {
+    return std::nullopt;
+  }
   return LayerNorm{x, *axis, epsilon};
 }
 
@@ -157,7 +173,9 @@ class LayerNormFuser : public GraphRewriter {
       // multiply(n, gamma)
       for (int i : {0, 1}) {
         if (scale->args.size() != 2) break;
-        std::optional<LayerNorm> norm = MatchNormalized(scale->args[i]);
+        if (Uses(scale->args[i].get()) != 1) continue;
+        std::optional<LayerNorm> norm =
+            MatchNormalized(scale->args[i], [this](const Expr& e) { return Uses(e.get()); });
         if (!norm) continue;
         std::optional<std::vector<int64_t>> shape = StaticFloatShape(norm->x);
         const Expr& gamma = scale->args[1 - i];
@@ -193,7 +211,11 @@ class LayerNormFuser : public GraphRewriter {
     absl::StatusOr<Expr> call =
         MakeTypedCall("nn.layer_norm", args,
                       MakeAttrs({{"axis", axis}, {"epsilon", epsilon}}), span);
-    if (!call.ok() || !call.value()->checked_type) return replaced;
+    // The replaced expression's type, or the match was wrong (a broadcast it did not expect).
+    if (!call.ok() || !call.value()->checked_type ||
+        !StructuralEqual(call.value()->checked_type, replaced->checked_type)) {
+      return replaced;
+    }
     const Expr& result = *call;
     return WithFields(result, ExprFields{result->span, result->checked_type, replaced->virtual_device});
   }

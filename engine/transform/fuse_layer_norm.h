@@ -17,7 +17,9 @@ namespace kiln::transform {
 //   multiply(n, gamma), then optionally add(., beta)
 // (operands of add and multiply in either order) where eps is a scalar
 // constant and gamma, beta are constants whose shape is a suffix of x's within
-// A. The match becomes nn.layer_norm(x, gamma[, beta], axis, epsilon) carrying
+// A, and every node between the multiply and x is used only inside the pattern
+// (else its work would stay and the fused op would add a kernel). The match
+// becomes nn.layer_norm(x, gamma[, beta], axis, epsilon) carrying
 // the spans of every node it replaces. An nn.layer_norm without beta followed
 // by the add of such a beta (its only use) takes the beta in. Opt level 3;
 // requires InferType.

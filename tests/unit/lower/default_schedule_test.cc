@@ -192,6 +192,31 @@ def @main(%x: Tensor[(3, 16), float32]) {
   }
 }
 
+// One row of 40,000 logits: a row loop of one iteration could not run in parallel, so the
+// softmax keeps its stage-by-stage schedule, whose output loop runs in parallel.
+TEST(DefaultScheduleTest, ASoftmaxOverOneLongRowKeepsParallelStages) {
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
+def @main(%x: Tensor[(1, 40000), float32]) {
+  nn.softmax(%x) /* si=softmax */
+}
+)");
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->kernels.size(), 1u);
+  const auto* kernel = lowered->module->Lookup(lowered->kernels[0].name).as<loop::PrimFuncNode>();
+  ASSERT_NE(kernel, nullptr);
+  int parallel_loops = 0;  // of more than one iteration
+  loop::PreOrderVisit(kernel->body, [&](const Object* node) {
+    if (node->kind() != ObjectKind::kFor) return;
+    const auto* loop = static_cast<const loop::ForNode*>(node);
+    int64_t extent = 0;
+    if (loop->for_kind == loop::ForKind::kParallel && loop::AsConstInt(loop->extent, &extent) &&
+        extent > 1) {
+      ++parallel_loops;
+    }
+  });
+  EXPECT_GE(parallel_loops, 1);
+}
+
 // A layer normalization stays one op (SimplifyInference leaves it) and becomes one kernel: per
 // row, the sum and the sum of squared deviations (each 8 partial sums, then combined) and the
 // normalized, scaled and shifted row, inside one parallel row loop. Values against a double

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "engine/printer/printer.h"
 #include "tests/unit/transform/transform_test_util.h"
@@ -78,37 +80,60 @@ def @main(%x: Tensor[(3, 4), float32]) {
   EXPECT_NE(text.find("add("), std::string::npos) << text;
 }
 
+// The op-by-op layer norm of %x (of `shape`) over `axis`, its epsilon `epsilon` and its scale
+// `gamma`, then `result` (the function's result, `%7` for the scaled value).
+std::string OpByOp(std::string_view shape, std::string_view axis, std::string_view epsilon,
+                   std::string_view gamma, std::string_view result = "%7") {
+  std::string text = R"(def @main(%x: Tensor[(SHAPE), float32]) {
+  %0 = mean(%x, axis=[AXIS], keepdims=True) /* si=m */;
+  %1 = subtract(%x, %0) /* si=d */;
+  %2 = power(%1, 2f) /* si=sq */;
+  %3 = mean(%2, axis=[AXIS], keepdims=True) /* si=v */;
+  %4 = add(%3, EPSILON) /* si=ve */;
+  %5 = sqrt(%4) /* si=r */;
+  %6 = divide(%1, %5) /* si=n */;
+  %7 = multiply(%6, GAMMA) /* si=s */;
+  RESULT
+}
+)";
+  const std::pair<std::string_view, std::string_view> fills[] = {
+      {"SHAPE", shape}, {"AXIS", axis}, {"EPSILON", epsilon}, {"GAMMA", gamma}, {"RESULT", result}};
+  for (const auto& [name, value] : fills) {
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at)) {
+      text.replace(at, name.size(), value);
+      at += value.size();
+    }
+  }
+  return text;
+}
+
 TEST(FuseLayerNormTest, ALeadingAxisOrARowDependentGammaStaysOpByOp) {
   // Normalized over axis 0 of (4, 3): not the trailing axes a row kernel covers.
-  std::string leading = Fused(std::string(R"(
-def @main(%x: Tensor[(4, 3), float32]) {
-  %0 = mean(%x, axis=[0], keepdims=True) /* si=m */;
-  %1 = subtract(%x, %0) /* si=d */;
-  %2 = power(%1, 2f) /* si=sq */;
-  %3 = mean(%2, axis=[0], keepdims=True) /* si=v */;
-  %4 = add(%3, 1e-05f) /* si=ve */;
-  %5 = sqrt(%4) /* si=r */;
-  %6 = divide(%1, %5) /* si=n */;
-  multiply(%6, 2f) /* si=s */
-}
-)"));
+  std::string leading = Fused(OpByOp("4, 3", "0", "1e-05f", "2f"));
   EXPECT_EQ(leading.find("nn.layer_norm"), std::string::npos) << leading;
   // Over the last axis of (4, 1), but gamma (4, 1) scales each row differently.
-  std::string per_row = Fused(std::string(R"(
-def @main(%x: Tensor[(4, 1), float32]) {
-  %0 = mean(%x, axis=[1], keepdims=True) /* si=m */;
-  %1 = subtract(%x, %0) /* si=d */;
-  %2 = power(%1, 2f) /* si=sq */;
-  %3 = mean(%2, axis=[1], keepdims=True) /* si=v */;
-  %4 = add(%3, 1e-05f) /* si=ve */;
-  %5 = sqrt(%4) /* si=r */;
-  %6 = divide(%1, %5) /* si=n */;
-  multiply(%6, meta[Constant][0] /* si=g */) /* si=s */
-}
+  std::string per_row = Fused(OpByOp("4, 1", "1", "1e-05f", "meta[Constant][0]") + R"(
 #[metadata]
 meta[Constant][0] = Tensor[(4, 1), float32] 0x0000803f000000400000404000008040;
-)"));
+)");
   EXPECT_EQ(per_row.find("nn.layer_norm"), std::string::npos) << per_row;
+  // The same pattern with a gamma that scales the row fuses: the pattern text is right.
+  std::string fused = Fused(OpByOp("2, 4", "1", "1e-05f", "meta[Constant][0]") + kAffine);
+  EXPECT_NE(fused.find("nn.layer_norm"), std::string::npos) << fused;
+}
+
+// An epsilon of shape (1, 1, 1) broadcasts the (2, 4) statistics to rank 3: not a layer norm of
+// x's shape. A mean that is also an output must stay, so fusing would only add a kernel.
+TEST(FuseLayerNormTest, ABroadcastingEpsilonOrAStatisticUsedElsewhereStaysOpByOp) {
+  std::string broadcast = Fused(OpByOp("2, 4", "1", "meta[Constant][2]", "meta[Constant][0]") + R"(
+#[metadata]
+meta[Constant][0] = Tensor[(4), float32] 0x0000803f000000400000404000008040;
+meta[Constant][1] = Tensor[(4), float32] 0x0000003f0000003f0000003f0000003f;
+meta[Constant][2] = Tensor[(1, 1, 1), float32] 0xacc52737;
+)");
+  EXPECT_EQ(broadcast.find("nn.layer_norm"), std::string::npos) << broadcast;
+  std::string shared = Fused(OpByOp("2, 4", "1", "1e-05f", "meta[Constant][0]", "(%7, %0)") + kAffine);
+  EXPECT_EQ(shared.find("nn.layer_norm"), std::string::npos) << shared;
 }
 
 }  // namespace
