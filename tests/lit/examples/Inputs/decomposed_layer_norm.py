@@ -13,6 +13,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from case_data import write_test_data
+
 case = sys.argv[1]
 options = sys.argv[2:]
 axes = [-1]
@@ -65,9 +67,4 @@ y = (x64 - mu) / np.sqrt(var + EPS) * gamma.astype(np.float64)
 if with_beta:
     y = y + beta.astype(np.float64)
 
-data = os.path.join(case, "test_data_set_0")
-os.makedirs(data, exist_ok=True)
-with open(os.path.join(data, "input_0.pb"), "wb") as f:
-    f.write(numpy_helper.from_array(x, "x").SerializeToString())
-with open(os.path.join(data, "output_0.pb"), "wb") as f:
-    f.write(numpy_helper.from_array(y.astype(np.float32), "y").SerializeToString())
+write_test_data(case, [("x", x)], [("y", y.astype(np.float32))])

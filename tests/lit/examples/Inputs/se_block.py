@@ -16,6 +16,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from case_data import write_test_data
+
 case = sys.argv[1]
 gated_output = "--gated-output" in sys.argv[2:]
 rng = np.random.default_rng(7)
@@ -60,12 +62,7 @@ gate = 1 / (1 + np.exp(-(down @ w_up[:, :, 0, 0].T.astype(np.float64) + b_up)))
 gated = x64 * gate[:, :, None, None]
 y = np.einsum("nchw,oc->nohw", gated, w_proj[:, :, 0, 0].astype(np.float64))
 
-data = os.path.join(case, "test_data_set_0")
-os.makedirs(data, exist_ok=True)
-with open(os.path.join(data, "input_0.pb"), "wb") as f:
-    f.write(numpy_helper.from_array(x, "x").SerializeToString())
-with open(os.path.join(data, "output_0.pb"), "wb") as f:
-    f.write(numpy_helper.from_array(y.astype(np.float32), "y").SerializeToString())
+outputs = [("y", y.astype(np.float32))]
 if gated_output:
-    with open(os.path.join(data, "output_1.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(gated.astype(np.float32), "gated").SerializeToString())
+    outputs.append(("gated", gated.astype(np.float32)))
+write_test_data(case, [("x", x)], outputs)

@@ -12,6 +12,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from case_data import write_test_data
+
 case = sys.argv[1]
 model = onnx.load(os.path.join(case, "model.onnx"))
 w = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
@@ -40,9 +42,4 @@ p = s.reshape(2, 8, 8, 2, 8, 2).max(axis=(3, 5))
 g = p.mean(axis=(2, 3))
 logits = g @ w["fc.weight"].T.astype(np.float64) + w["fc.bias"]
 
-data = os.path.join(case, "test_data_set_0")
-os.makedirs(data, exist_ok=True)
-with open(os.path.join(data, "input_0.pb"), "wb") as f:
-    f.write(numpy_helper.from_array(x, "input").SerializeToString())
-with open(os.path.join(data, "output_0.pb"), "wb") as f:
-    f.write(numpy_helper.from_array(logits.astype(np.float32), "logits").SerializeToString())
+write_test_data(case, [("input", x)], [("logits", logits.astype(np.float32))])
