@@ -281,6 +281,53 @@ def @main(%q: Tensor[(4, 8, 64), float32], %k: Tensor[(4, 64, 32), float32]) {
   }
 }
 
+// A pointwise blocked convolution over a 7x7 map with a bias: 4 output blocks at a time over
+// the whole map (the parallel loop), the reduction over its 8 input blocks in 2 chunks of 4
+// outside the rows and column tiles, so a chunk's weights serve the whole map from L1, and the
+// 7 columns in tiles of 3 (3 + 3 + 1: the last one narrower). Values (after the loop pipeline,
+// which splits off the narrower tile) against a plain loop.
+TEST(DefaultScheduleTest, APointwiseConvOverASmallMapAccumulatesTheMapInChunks) {
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
+def @main(%x: Tensor[(1, 8, 7, 7, 8), float32], %w: Tensor[(8, 8, 1, 1, 8, 8), float32], %b: Tensor[(1, 8, 1, 1, 8), float32]) {
+  %0 = nn.conv2d_nchwc(%x, %w, block=8) /* si=conv */;
+  add(%0, %b) /* si=bias */
+}
+)", 3, kEveryKernelParallel);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
+  auto position = [&](const char* name) {
+    return std::find(loops.begin(), loops.end(), name) - loops.begin();
+  };
+  std::string names = absl::StrJoin(loops, " ");
+  ASSERT_LT(position("rcb.outer"), static_cast<long>(loops.size())) << names;
+  EXPECT_LT(position("rcb.outer"), position("ax2")) << names;        // chunks outside the rows
+  EXPECT_LT(position("ax2"), position("ax3.outer")) << names;        // rows, then column tiles
+  EXPECT_LT(position("ax3.outer"), position("rcb.inner")) << names;  // then a chunk's steps
+  absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(*lowered);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+
+  std::vector<double> x(8 * 49 * 8), w(8 * 8 * 64), b(64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(i % 5) - 2;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 3);
+  auto outputs = testing::RunFloat(*optimized, {testing::F32({1, 8, 7, 7, 8}, x),
+                                                testing::F32({8, 8, 1, 1, 8, 8}, w),
+                                                testing::F32({1, 8, 1, 1, 8}, b)});
+  ASSERT_EQ(outputs.size(), 1u);
+  ASSERT_EQ(outputs[0].size(), 8u * 49 * 8);
+  for (int ob = 0; ob < 8; ++ob) {
+    for (int p = 0; p < 49; ++p) {
+      for (int l = 0; l < 8; ++l) {
+        double sum = b[ob * 8 + l];
+        for (int cb = 0; cb < 8; ++cb) {
+          for (int c = 0; c < 8; ++c) sum += x[(cb * 49 + p) * 8 + c] * w[((ob * 8 + cb) * 8 + c) * 8 + l];
+        }
+        ASSERT_EQ(outputs[0][(ob * 49 + p) * 8 + l], sum) << ob << ", " << p << ", " << l;
+      }
+    }
+  }
+}
+
 TEST(DefaultScheduleTest, ElementwiseKernelsAreFusedSplitAndVectorized) {
   absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
 def @main(%x: Tensor[(4, 6), float32] /* si=input */) {
