@@ -260,25 +260,24 @@ void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t, int64_t ve
   ReadPaddingInline(schedule, t);
 }
 
-// How ScheduleSmallMapPointwiseConv computes a pointwise convolution over a small map: `blocks`
-// output-channel blocks at a time over the whole map, the reduction in chunks of `chunk` input
-// channel blocks, each updating a register tile of `blocks` x `columns` columns.
+// How SchedulePointwiseInChunks computes a pointwise convolution: `blocks` output-channel
+// blocks at a time over a strip of `rows` rows (the whole map when it is small), the reduction in
+// chunks of `chunk` input-channel blocks, each updating register tiles of `blocks` x `columns`.
 struct PointwiseChunks {
-  int64_t blocks = 1, columns = 1, chunk = 1;
+  int64_t blocks = 1, columns = 1, chunk = 1, rows = 1;
 };
 
 // The plan for a blocked convolution with output axes (N, O/b, OH, OW, b) and reduce axes
-// (input blocks, kernel rows, kernel columns, input lanes) when its kernel is 1x1 and its map
-// has at most kSmallMapPixels pixels; else none.
-std::optional<PointwiseChunks> PlanSmallMapPointwiseConv(const std::vector<te::IterVar>& axes,
-                                                         const std::vector<te::IterVar>& reduce_axes,
-                                                         int64_t max_accumulators) {
+// (input blocks, kernel rows, kernel columns, input lanes) when its kernel is 1x1 and either its
+// map has at most kSmallMapPixels pixels, or a tile's weights exceed kPointwiseChunkBytes and
+// strips of whole rows of at most kPointwiseStripPixels divide the map; else none.
+std::optional<PointwiseChunks> PlanPointwiseChunks(const std::vector<te::IterVar>& axes,
+                                                   const std::vector<te::IterVar>& reduce_axes,
+                                                   int64_t max_accumulators) {
   if (axes.size() != 5 || reduce_axes.size() != 4 || reduce_axes[1]->extent != 1 ||
       reduce_axes[2]->extent != 1) {
     return std::nullopt;
   }
-  int64_t pixels = axes[2]->extent * axes[3]->extent;
-  if (pixels > kSmallMapPixels) return std::nullopt;
   PointwiseChunks plan;
   for (int64_t blocks : kBlockedConvBlockTiles) {
     if (axes[1]->extent % blocks == 0 && blocks <= max_accumulators) {
@@ -286,16 +285,34 @@ std::optional<PointwiseChunks> PlanSmallMapPointwiseConv(const std::vector<te::I
       break;
     }
   }
-  // As few column tiles as fit, as even as can be; a row's last tile may be narrower
-  // (LoopPartition splits it off). A 7-wide row takes 4 x 3 tiles, 3 + 3 + 1, instead of the
-  // 1 x 7 tile of a divisor, which loads a broadcast input per multiply-add, or 2 x 4 tiles,
-  // 4 + 3 (2 x 6, 6 + 1, left the last tile two accumulators: 1.5x slower).
-  int64_t widest = std::min(max_accumulators / plan.blocks, axes[3]->extent);
-  int64_t tiles = (axes[3]->extent + widest - 1) / widest;
-  plan.columns = (axes[3]->extent + tiles - 1) / tiles;
-  // The largest chunk dividing the input blocks whose weights and input, beside the map's
-  // accumulators, fit kPointwiseChunkBytes.
+  int64_t height = axes[2]->extent, width = axes[3]->extent;
   int64_t lanes = axes[4]->extent, input_lanes = reduce_axes[3]->extent;
+  if (height * width <= kSmallMapPixels) {
+    plan.rows = height;
+  } else {
+    // A larger map in strips pays only when the weights are the traffic: with few input
+    // channels (MobileNetV2's expansions) the strips ran up to 1.4x slower.
+    int64_t weight_bytes = 4 * reduce_axes[0]->extent * input_lanes * plan.blocks * lanes;
+    if (weight_bytes <= kPointwiseChunkBytes) return std::nullopt;
+    plan.rows = 0;
+    for (int64_t rows = 1; rows < height && rows * width <= kPointwiseStripPixels; ++rows) {
+      if (height % rows == 0) plan.rows = rows;
+    }
+    if (plan.rows == 0) return std::nullopt;
+  }
+  // As few column tiles as fit, as even as can be; a row's last tile may be narrower
+  // (LoopPartition splits it off). The tile's accumulators, one broadcast input per column and
+  // a weight vector must fit the registers (max_accumulators + 4): code generation loads every
+  // column's broadcast first, and a 2 x 6 tile (18 registers) spilled, 1.5-2x slower. A 7-wide
+  // row takes 4 x 3 tiles, 3 + 3 + 1, instead of the 1 x 7 tile of a divisor, which loads a
+  // broadcast per multiply-add, or 2 x 4 tiles, 4 + 3.
+  int64_t widest = std::min({max_accumulators / plan.blocks, width,
+                             (max_accumulators + 3) / (plan.blocks + 1)});
+  int64_t tiles = (width + widest - 1) / widest;
+  plan.columns = (width + tiles - 1) / tiles;
+  // The largest chunk dividing the input blocks whose weights and input, beside the strip's
+  // accumulators, fit kPointwiseChunkBytes.
+  int64_t pixels = plan.rows * width;
   int64_t accumulator_bytes = 4 * plan.blocks * pixels * lanes;
   int64_t chunk_bytes = 4 * input_lanes * (plan.blocks * lanes + pixels);
   plan.chunk = 0;
@@ -309,37 +326,48 @@ std::optional<PointwiseChunks> PlanSmallMapPointwiseConv(const std::vector<te::I
   return plan;
 }
 
-// A pointwise blocked convolution `conv` over a small map (the last stage of ImageNet networks:
-// 7x7, up to 1,152 or 2,048 channels in or out) whose only reader is the elementwise `epilogue`.
-// There the weights are the traffic, not the input: a tile of 4 output blocks reads K x 4
-// blocks of them (up to 150 KB), again for every row of tiles, from L2. So the reduction is cut
-// into chunks whose weights and input stay in L1, and the map of `plan.blocks` output blocks
+// A pointwise blocked convolution `conv` whose only reader is the elementwise `epilogue`, over
+// a small map (the last stage of ImageNet networks: 7x7, up to 1,152 or 2,048 channels in or
+// out) or with many input channels (a projection, 480 or 672 -> 80 or 112 at 14x14). There the
+// weights are the traffic, not the input: a tile of 4 output blocks reads K x 4 blocks of them
+// (up to 150 KB), again for every row of tiles, from L2. So the reduction is cut into chunks
+// whose weights and input stay in L1, and the strip (or map) of `plan.blocks` output blocks
 // accumulates chunk by chunk in a buffer that stays in L1 too (MLAS's pointwise kernel does the
 // same): per chunk, [rows, column tiles, chunk's reduce steps, blocks, columns, b], the tile
-// unrolled. The epilogue runs over that map in the parallel loop over output blocks. (One Zen 3
-// core: ResNet-50's 1x1/2 1,024 -> 2,048 projection 5.9 -> 3.5 ms, EfficientNet's 1,152 -> 192
-// (x3) 1.02 -> 0.86 ms, MobileNetV2's 960 -> 320 0.67 -> 0.48 ms. 14x14 maps chunked so ran
-// 1.5x slower: 4 blocks' accumulators alone take 25 KB.)
-void ScheduleSmallMapPointwiseConv(te::Schedule& schedule, const te::Tensor& conv,
-                                   const te::Tensor& epilogue, PointwiseChunks plan,
-                                   Parallelism parallel) {
+// unrolled. The epilogue runs over that strip in the parallel loop over output blocks and strips.
+// (One Zen 3 core: ResNet-50's 1x1/2 1,024 -> 2,048 projection 5.9 -> 3.5 ms, EfficientNet's
+// 1,152 -> 192 (x3) 1.02 -> 0.86 ms and 672 -> 112 (x2) 0.82 -> 0.69 ms, MobileNetV2's
+// 960 -> 320 0.67 -> 0.48 ms. A whole 14x14 map, 4 blocks' accumulators alone 25 KB, ran 1.5x
+// slower.)
+void SchedulePointwiseInChunks(te::Schedule& schedule, const te::Tensor& conv,
+                               const te::Tensor& epilogue, PointwiseChunks plan,
+                               Parallelism parallel) {
   std::vector<te::IterVar> axes = schedule.Axes(conv);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(conv);
   std::vector<te::IterVar> out = schedule.Axes(epilogue);
-  // The epilogue: [n, blocks.outer, blocks.inner, oh, ow, b], the first two parallel, the
-  // convolution computed inside the second for its blocks.
+  // The epilogue: [n, blocks.outer, rows.outer, blocks.inner, rows.inner, ow, b], the first
+  // three parallel, the convolution computed inside the third for its blocks and strip.
   te::IterVar blocks_inner = out[1];
+  std::vector<te::IterVar> e_order = {out[0]};
   if (out[1]->extent > plan.blocks) {
     te::IterVar blocks_outer;
     std::tie(blocks_outer, blocks_inner) = schedule.Split(epilogue, out[1], plan.blocks);
-    schedule.Reorder(epilogue, {out[0], blocks_outer, blocks_inner, out[2], out[3], out[4]});
+    e_order.push_back(blocks_outer);
   }
+  te::IterVar rows_inner = out[2];
+  if (out[2]->extent > plan.rows) {
+    te::IterVar rows_outer;
+    std::tie(rows_outer, rows_inner) = schedule.Split(epilogue, out[2], plan.rows);
+    e_order.push_back(rows_outer);
+  }
+  e_order.insert(e_order.end(), {blocks_inner, rows_inner, out[3], out[4]});
+  schedule.Reorder(epilogue, e_order);
   schedule.Vectorize(epilogue, out[4]);
   ParallelizeOuter(schedule, epilogue, blocks_inner, parallel);
   std::vector<te::IterVar> leaves = schedule.LeafIterVars(epilogue);
   auto inner_at = std::find(leaves.begin(), leaves.end(), blocks_inner);
   if (inner_at == leaves.begin() || inner_at == leaves.end()) {
-    schedule.ComputeRoot(conv);  // one block tile and no batch: the map is the whole output
+    schedule.ComputeRoot(conv);  // one block tile, one strip, no batch: the whole output
   } else {
     schedule.ComputeAt(conv, epilogue, *(inner_at - 1));
   }
@@ -371,8 +399,8 @@ void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& c
   std::vector<te::IterVar> axes = schedule.Axes(conv);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(conv);
   if (std::optional<PointwiseChunks> plan =
-          PlanSmallMapPointwiseConv(axes, reduce_axes, max_accumulators)) {
-    return ScheduleSmallMapPointwiseConv(schedule, conv, epilogue, *plan, parallel);
+          PlanPointwiseChunks(axes, reduce_axes, max_accumulators)) {
+    return SchedulePointwiseInChunks(schedule, conv, epilogue, *plan, parallel);
   }
   bool depthwise = reduce_axes.size() == 2;
   BlockedConvTile tile = ChooseBlockedConvTile(axes, depthwise, max_accumulators);

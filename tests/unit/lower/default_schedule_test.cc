@@ -328,6 +328,52 @@ def @main(%x: Tensor[(1, 8, 7, 7, 8), float32], %w: Tensor[(8, 8, 1, 1, 8, 8), f
   }
 }
 
+// A pointwise blocked convolution over a 14x14 map with many input channels (256: a tile of 4
+// output blocks reads 32 KB of weights, more than fit L1 beside its input): in strips of 2 rows
+// (28 pixels), the reduction over its 32 input blocks in chunks outside the strip's rows. Values
+// (after the loop pipeline) against a plain loop.
+TEST(DefaultScheduleTest, APointwiseConvWithManyInputChannelsGoesInStripsOfRows) {
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
+def @main(%x: Tensor[(1, 32, 14, 14, 8), float32], %w: Tensor[(4, 32, 1, 1, 8, 8), float32], %b: Tensor[(1, 4, 1, 1, 8), float32]) {
+  %0 = nn.conv2d_nchwc(%x, %w, block=8) /* si=conv */;
+  add(%0, %b) /* si=bias */
+}
+)", 3, kEveryKernelParallel);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
+  std::string names = absl::StrJoin(loops, " ");
+  auto position = [&](const char* name) {
+    return std::find(loops.begin(), loops.end(), name) - loops.begin();
+  };
+  ASSERT_FALSE(loops.empty());
+  EXPECT_NE(loops[0].find("ax2.outer"), std::string::npos) << names;  // strips, parallel
+  ASSERT_LT(position("rcb.outer"), static_cast<long>(loops.size())) << names;
+  EXPECT_LT(position("rcb.outer"), position("ax2")) << names;  // chunks outside the strip's rows
+  absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(*lowered);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+
+  std::vector<double> x(32 * 196 * 8), w(4 * 32 * 64), b(32);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(i % 5) - 2;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 3);
+  auto outputs = testing::RunFloat(*optimized, {testing::F32({1, 32, 14, 14, 8}, x),
+                                                testing::F32({4, 32, 1, 1, 8, 8}, w),
+                                                testing::F32({1, 4, 1, 1, 8}, b)});
+  ASSERT_EQ(outputs.size(), 1u);
+  ASSERT_EQ(outputs[0].size(), 4u * 196 * 8);
+  for (int ob = 0; ob < 4; ++ob) {
+    for (int p = 0; p < 196; ++p) {
+      for (int l = 0; l < 8; ++l) {
+        double sum = b[ob * 8 + l];
+        for (int cb = 0; cb < 32; ++cb) {
+          for (int c = 0; c < 8; ++c) sum += x[(cb * 196 + p) * 8 + c] * w[((ob * 32 + cb) * 8 + c) * 8 + l];
+        }
+        ASSERT_EQ(outputs[0][(ob * 196 + p) * 8 + l], sum) << ob << ", " << p << ", " << l;
+      }
+    }
+  }
+}
+
 TEST(DefaultScheduleTest, ElementwiseKernelsAreFusedSplitAndVectorized) {
   absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
 def @main(%x: Tensor[(4, 6), float32] /* si=input */) {
