@@ -281,51 +281,71 @@ def @main(%q: Tensor[(4, 8, 64), float32], %k: Tensor[(4, 64, 32), float32]) {
   }
 }
 
+// A 1x1 blocked convolution (8 lanes) of `in_blocks` input blocks over a `size` x `size` map
+// to `out_blocks` output blocks, plus a bias, lowered at -O3 with every kernel parallel.
+absl::StatusOr<lower::LoweredModule> LowerPointwiseConv(int in_blocks, int size, int out_blocks) {
+  return testing::OptimizeAndLower(
+      absl::StrCat("def @main(%x: Tensor[(1, ", in_blocks, ", ", size, ", ", size,
+                   ", 8), float32], %w: Tensor[(", out_blocks, ", ", in_blocks,
+                   ", 1, 1, 8, 8), float32], %b: Tensor[(1, ", out_blocks,
+                   ", 1, 1, 8), float32]) {\n"
+                   "  %0 = nn.conv2d_nchwc(%x, %w, block=8) /* si=conv */;\n"
+                   "  add(%0, %b) /* si=bias */\n}\n"),
+      3, kEveryKernelParallel);
+}
+
+// Runs `lowered` (LowerPointwiseConv's) through the loop pipeline and checks its values
+// against a plain loop.
+void ExpectPointwiseConvValues(const lower::LoweredModule& lowered, int in_blocks, int size,
+                               int out_blocks) {
+  absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(lowered);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  const int pixels = size * size;
+  std::vector<double> x(in_blocks * pixels * 8), w(out_blocks * in_blocks * 64), b(out_blocks * 8);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(i % 5) - 2;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 3);
+  auto outputs = testing::RunFloat(*optimized, {testing::F32({1, in_blocks, size, size, 8}, x),
+                                                testing::F32({out_blocks, in_blocks, 1, 1, 8, 8}, w),
+                                                testing::F32({1, out_blocks, 1, 1, 8}, b)});
+  ASSERT_EQ(outputs.size(), 1u);
+  ASSERT_EQ(outputs[0].size(), static_cast<size_t>(out_blocks * pixels * 8));
+  for (int ob = 0; ob < out_blocks; ++ob) {
+    for (int p = 0; p < pixels; ++p) {
+      for (int l = 0; l < 8; ++l) {
+        double sum = b[ob * 8 + l];
+        for (int cb = 0; cb < in_blocks; ++cb) {
+          for (int c = 0; c < 8; ++c) {
+            sum += x[(cb * pixels + p) * 8 + c] * w[((ob * in_blocks + cb) * 8 + c) * 8 + l];
+          }
+        }
+        ASSERT_EQ(outputs[0][(ob * pixels + p) * 8 + l], sum) << ob << ", " << p << ", " << l;
+      }
+    }
+  }
+}
+
+// Where loop `name` is among `loops` (loops.size() when it is not).
+long LoopPosition(const std::vector<std::string>& loops, const char* name) {
+  return std::find(loops.begin(), loops.end(), name) - loops.begin();
+}
+
 // A pointwise blocked convolution over a 7x7 map with a bias: 4 output blocks at a time over
 // the whole map (the parallel loop), the reduction over its 8 input blocks in 2 chunks of 4
 // outside the rows and column tiles, so a chunk's weights serve the whole map from L1, and the
 // 7 columns in tiles of 3 (3 + 3 + 1: the last one narrower). Values (after the loop pipeline,
 // which splits off the narrower tile) against a plain loop.
 TEST(DefaultScheduleTest, APointwiseConvOverASmallMapAccumulatesTheMapInChunks) {
-  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
-def @main(%x: Tensor[(1, 8, 7, 7, 8), float32], %w: Tensor[(8, 8, 1, 1, 8, 8), float32], %b: Tensor[(1, 8, 1, 1, 8), float32]) {
-  %0 = nn.conv2d_nchwc(%x, %w, block=8) /* si=conv */;
-  add(%0, %b) /* si=bias */
-}
-)", 3, kEveryKernelParallel);
+  absl::StatusOr<lower::LoweredModule> lowered = LowerPointwiseConv(8, 7, 8);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
-  auto position = [&](const char* name) {
-    return std::find(loops.begin(), loops.end(), name) - loops.begin();
-  };
   std::string names = absl::StrJoin(loops, " ");
-  ASSERT_LT(position("rcb.outer"), static_cast<long>(loops.size())) << names;
-  EXPECT_LT(position("rcb.outer"), position("ax2")) << names;        // chunks outside the rows
-  EXPECT_LT(position("ax2"), position("ax3.outer")) << names;        // rows, then column tiles
-  EXPECT_LT(position("ax3.outer"), position("rcb.inner")) << names;  // then a chunk's steps
-  absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(*lowered);
-  ASSERT_TRUE(optimized.ok()) << optimized.status();
-
-  std::vector<double> x(8 * 49 * 8), w(8 * 8 * 64), b(64);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3;
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(i % 5) - 2;
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 3);
-  auto outputs = testing::RunFloat(*optimized, {testing::F32({1, 8, 7, 7, 8}, x),
-                                                testing::F32({8, 8, 1, 1, 8, 8}, w),
-                                                testing::F32({1, 8, 1, 1, 8}, b)});
-  ASSERT_EQ(outputs.size(), 1u);
-  ASSERT_EQ(outputs[0].size(), 8u * 49 * 8);
-  for (int ob = 0; ob < 8; ++ob) {
-    for (int p = 0; p < 49; ++p) {
-      for (int l = 0; l < 8; ++l) {
-        double sum = b[ob * 8 + l];
-        for (int cb = 0; cb < 8; ++cb) {
-          for (int c = 0; c < 8; ++c) sum += x[(cb * 49 + p) * 8 + c] * w[((ob * 8 + cb) * 8 + c) * 8 + l];
-        }
-        ASSERT_EQ(outputs[0][(ob * 49 + p) * 8 + l], sum) << ob << ", " << p << ", " << l;
-      }
-    }
-  }
+  ASSERT_LT(LoopPosition(loops, "rcb.outer"), static_cast<long>(loops.size())) << names;
+  // Chunks outside the rows, rows outside the column tiles, then a chunk's reduce steps.
+  EXPECT_LT(LoopPosition(loops, "rcb.outer"), LoopPosition(loops, "ax2")) << names;
+  EXPECT_LT(LoopPosition(loops, "ax2"), LoopPosition(loops, "ax3.outer")) << names;
+  EXPECT_LT(LoopPosition(loops, "ax3.outer"), LoopPosition(loops, "rcb.inner")) << names;
+  ExpectPointwiseConvValues(*lowered, 8, 7, 8);
 }
 
 // A pointwise blocked convolution over a 14x14 map with many input channels (256: a tile of 4
@@ -333,45 +353,15 @@ def @main(%x: Tensor[(1, 8, 7, 7, 8), float32], %w: Tensor[(8, 8, 1, 1, 8, 8), f
 // (28 pixels), the reduction over its 32 input blocks in chunks outside the strip's rows. Values
 // (after the loop pipeline) against a plain loop.
 TEST(DefaultScheduleTest, APointwiseConvWithManyInputChannelsGoesInStripsOfRows) {
-  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
-def @main(%x: Tensor[(1, 32, 14, 14, 8), float32], %w: Tensor[(4, 32, 1, 1, 8, 8), float32], %b: Tensor[(1, 4, 1, 1, 8), float32]) {
-  %0 = nn.conv2d_nchwc(%x, %w, block=8) /* si=conv */;
-  add(%0, %b) /* si=bias */
-}
-)", 3, kEveryKernelParallel);
+  absl::StatusOr<lower::LoweredModule> lowered = LowerPointwiseConv(32, 14, 4);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
   std::string names = absl::StrJoin(loops, " ");
-  auto position = [&](const char* name) {
-    return std::find(loops.begin(), loops.end(), name) - loops.begin();
-  };
   ASSERT_FALSE(loops.empty());
   EXPECT_NE(loops[0].find("ax2.outer"), std::string::npos) << names;  // strips, parallel
-  ASSERT_LT(position("rcb.outer"), static_cast<long>(loops.size())) << names;
-  EXPECT_LT(position("rcb.outer"), position("ax2")) << names;  // chunks outside the strip's rows
-  absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(*lowered);
-  ASSERT_TRUE(optimized.ok()) << optimized.status();
-
-  std::vector<double> x(32 * 196 * 8), w(4 * 32 * 64), b(32);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3;
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(i % 5) - 2;
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 3);
-  auto outputs = testing::RunFloat(*optimized, {testing::F32({1, 32, 14, 14, 8}, x),
-                                                testing::F32({4, 32, 1, 1, 8, 8}, w),
-                                                testing::F32({1, 4, 1, 1, 8}, b)});
-  ASSERT_EQ(outputs.size(), 1u);
-  ASSERT_EQ(outputs[0].size(), 4u * 196 * 8);
-  for (int ob = 0; ob < 4; ++ob) {
-    for (int p = 0; p < 196; ++p) {
-      for (int l = 0; l < 8; ++l) {
-        double sum = b[ob * 8 + l];
-        for (int cb = 0; cb < 32; ++cb) {
-          for (int c = 0; c < 8; ++c) sum += x[(cb * 196 + p) * 8 + c] * w[((ob * 32 + cb) * 8 + c) * 8 + l];
-        }
-        ASSERT_EQ(outputs[0][(ob * 196 + p) * 8 + l], sum) << ob << ", " << p << ", " << l;
-      }
-    }
-  }
+  ASSERT_LT(LoopPosition(loops, "rcb.outer"), static_cast<long>(loops.size())) << names;
+  EXPECT_LT(LoopPosition(loops, "rcb.outer"), LoopPosition(loops, "ax2")) << names;
+  ExpectPointwiseConvValues(*lowered, 32, 14, 4);
 }
 
 TEST(DefaultScheduleTest, ElementwiseKernelsAreFusedSplitAndVectorized) {
