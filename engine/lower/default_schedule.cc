@@ -310,6 +310,15 @@ std::optional<PointwiseChunks> PlanPointwiseChunks(const std::vector<te::IterVar
                              (max_accumulators + 3) / (plan.blocks + 1)});
   int64_t tiles = (width + widest - 1) / widest;
   plan.columns = (width + tiles - 1) / tiles;
+  // A tile that divides the row is taken when it still holds 8 accumulators: no tail to
+  // compile (ResNet-50's 14- and 28-wide projections 3-5% faster with 4 x 2 than with 4 x 3
+  // and a tail, and 0.2 s less code generation).
+  for (int64_t columns = widest; columns >= 2; --columns) {
+    if (width % columns == 0 && plan.blocks * columns >= 8) {
+      plan.columns = columns;
+      break;
+    }
+  }
   // The largest chunk dividing the input blocks whose weights and input, beside the strip's
   // accumulators, fit kPointwiseChunkBytes.
   int64_t pixels = plan.rows * width;
