@@ -273,9 +273,9 @@ struct PointwiseChunks {
 // strips of whole rows of at most kPointwiseStripPixels divide the map; else none.
 std::optional<PointwiseChunks> PlanPointwiseChunks(const std::vector<te::IterVar>& axes,
                                                    const std::vector<te::IterVar>& reduce_axes,
-                                                   int64_t max_accumulators) {
+                                                   int64_t max_accumulators, Parallelism parallel) {
   if (axes.size() != 5 || reduce_axes.size() != 4 || reduce_axes[1]->extent != 1 ||
-      reduce_axes[2]->extent != 1) {
+      reduce_axes[2]->extent != 1 || max_accumulators < 1) {
     return std::nullopt;
   }
   PointwiseChunks plan;
@@ -284,6 +284,13 @@ std::optional<PointwiseChunks> PlanPointwiseChunks(const std::vector<te::IterVar
       plan.blocks = blocks;
       break;
     }
+  }
+  // The parallel loop runs over batches, block tiles (and strips): fewer block tiles per tile
+  // until it has kMinPointwiseParallelTiles iterations, so that two threads share a kernel
+  // evenly (MobileNetV3's 96-channel 7x7 projection: 12 blocks, 3 tiles of 4).
+  while (parallel.enabled && plan.blocks > 1 &&
+         axes[0]->extent * (axes[1]->extent / plan.blocks) < kMinPointwiseParallelTiles) {
+    plan.blocks /= 2;
   }
   int64_t height = axes[2]->extent, width = axes[3]->extent;
   int64_t lanes = axes[4]->extent, input_lanes = reduce_axes[3]->extent;
@@ -373,13 +380,12 @@ void SchedulePointwiseInChunks(te::Schedule& schedule, const te::Tensor& conv,
   schedule.Reorder(epilogue, e_order);
   schedule.Vectorize(epilogue, out[4]);
   ParallelizeOuter(schedule, epilogue, blocks_inner, parallel);
+  // The leaf before blocks.inner: n (always a leaf before it) or what n was fused into.
   std::vector<te::IterVar> leaves = schedule.LeafIterVars(epilogue);
   auto inner_at = std::find(leaves.begin(), leaves.end(), blocks_inner);
-  if (inner_at == leaves.begin() || inner_at == leaves.end()) {
-    schedule.ComputeRoot(conv);  // one block tile, one strip, no batch: the whole output
-  } else {
-    schedule.ComputeAt(conv, epilogue, *(inner_at - 1));
-  }
+  if (inner_at == leaves.begin() || inner_at == leaves.end()) return;  // an earlier primitive
+                                                                       // failed: in status()
+  schedule.ComputeAt(conv, epilogue, *(inner_at - 1));
 
   auto [chunks, chunk_inner] = schedule.Split(conv, reduce_axes[0], plan.chunk);
   std::vector<te::IterVar> order = {axes[0], chunks, axes[2]};
@@ -395,6 +401,7 @@ void SchedulePointwiseInChunks(te::Schedule& schedule, const te::Tensor& conv,
   schedule.Vectorize(conv, axes[4]);
   schedule.Unroll(conv, axes[1]);
   schedule.Unroll(conv, columns_inner);
+  ReadPaddingInline(schedule, conv);
 }
 
 // A blocked convolution `conv` whose only reader is the elementwise stage `epilogue` of the same
@@ -408,7 +415,7 @@ void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& c
   std::vector<te::IterVar> axes = schedule.Axes(conv);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(conv);
   if (std::optional<PointwiseChunks> plan =
-          PlanPointwiseChunks(axes, reduce_axes, max_accumulators)) {
+          PlanPointwiseChunks(axes, reduce_axes, max_accumulators, parallel)) {
     return SchedulePointwiseInChunks(schedule, conv, epilogue, *plan, parallel);
   }
   bool depthwise = reduce_axes.size() == 2;

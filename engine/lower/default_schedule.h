@@ -74,6 +74,9 @@ inline constexpr int64_t kBlockedConvBlockTiles[] = {4, 2, 1};
 inline constexpr int64_t kSmallMapPixels = 49;
 inline constexpr int64_t kPointwiseStripPixels = 32;
 inline constexpr int64_t kPointwiseChunkBytes = 24 * 1024;
+// Its parallel loop (batches x block tiles x strips) gets at least this many iterations when it
+// runs in parallel, by tiles of fewer blocks.
+inline constexpr int64_t kMinPointwiseParallelTiles = 4;
 
 // The schedule of `outputs` (the results of one fused function):
 //  * every compute stage that is not an output, does not reduce and does not pad

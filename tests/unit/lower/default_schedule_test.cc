@@ -282,44 +282,51 @@ def @main(%q: Tensor[(4, 8, 64), float32], %k: Tensor[(4, 64, 32), float32]) {
 }
 
 // A 1x1 blocked convolution (8 lanes) of `in_blocks` input blocks over a `size` x `size` map
-// to `out_blocks` output blocks, plus a bias, lowered at -O3 with every kernel parallel.
-absl::StatusOr<lower::LoweredModule> LowerPointwiseConv(int in_blocks, int size, int out_blocks) {
+// of `batch` images to `out_blocks` output blocks, plus a bias, lowered at -O3.
+absl::StatusOr<lower::LoweredModule> LowerPointwiseConv(
+    int in_blocks, int size, int out_blocks, int batch = 1,
+    const lower::LowerOptions& options = kEveryKernelParallel) {
   return testing::OptimizeAndLower(
-      absl::StrCat("def @main(%x: Tensor[(1, ", in_blocks, ", ", size, ", ", size,
+      absl::StrCat("def @main(%x: Tensor[(", batch, ", ", in_blocks, ", ", size, ", ", size,
                    ", 8), float32], %w: Tensor[(", out_blocks, ", ", in_blocks,
                    ", 1, 1, 8, 8), float32], %b: Tensor[(1, ", out_blocks,
                    ", 1, 1, 8), float32]) {\n"
                    "  %0 = nn.conv2d_nchwc(%x, %w, block=8) /* si=conv */;\n"
                    "  add(%0, %b) /* si=bias */\n}\n"),
-      3, kEveryKernelParallel);
+      3, options);
 }
 
 // Runs `lowered` (LowerPointwiseConv's) through the loop pipeline and checks its values
 // against a plain loop.
 void ExpectPointwiseConvValues(const lower::LoweredModule& lowered, int in_blocks, int size,
-                               int out_blocks) {
+                               int out_blocks, int batch = 1) {
   absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(lowered);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   const int pixels = size * size;
-  std::vector<double> x(in_blocks * pixels * 8), w(out_blocks * in_blocks * 64), b(out_blocks * 8);
+  std::vector<double> x(batch * in_blocks * pixels * 8), w(out_blocks * in_blocks * 64),
+      b(out_blocks * 8);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3;
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(i % 5) - 2;
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 3);
-  auto outputs = testing::RunFloat(*optimized, {testing::F32({1, in_blocks, size, size, 8}, x),
+  auto outputs = testing::RunFloat(*optimized, {testing::F32({batch, in_blocks, size, size, 8}, x),
                                                 testing::F32({out_blocks, in_blocks, 1, 1, 8, 8}, w),
                                                 testing::F32({1, out_blocks, 1, 1, 8}, b)});
   ASSERT_EQ(outputs.size(), 1u);
-  ASSERT_EQ(outputs[0].size(), static_cast<size_t>(out_blocks * pixels * 8));
-  for (int ob = 0; ob < out_blocks; ++ob) {
-    for (int p = 0; p < pixels; ++p) {
-      for (int l = 0; l < 8; ++l) {
-        double sum = b[ob * 8 + l];
-        for (int cb = 0; cb < in_blocks; ++cb) {
-          for (int c = 0; c < 8; ++c) {
-            sum += x[(cb * pixels + p) * 8 + c] * w[((ob * in_blocks + cb) * 8 + c) * 8 + l];
+  ASSERT_EQ(outputs[0].size(), static_cast<size_t>(batch * out_blocks * pixels * 8));
+  for (int n = 0; n < batch; ++n) {
+    for (int ob = 0; ob < out_blocks; ++ob) {
+      for (int p = 0; p < pixels; ++p) {
+        for (int l = 0; l < 8; ++l) {
+          double sum = b[ob * 8 + l];
+          for (int cb = 0; cb < in_blocks; ++cb) {
+            for (int c = 0; c < 8; ++c) {
+              sum += x[((n * in_blocks + cb) * pixels + p) * 8 + c] *
+                     w[((ob * in_blocks + cb) * 8 + c) * 8 + l];
+            }
           }
+          ASSERT_EQ(outputs[0][((n * out_blocks + ob) * pixels + p) * 8 + l], sum)
+              << n << ", " << ob << ", " << p << ", " << l;
         }
-        ASSERT_EQ(outputs[0][(ob * pixels + p) * 8 + l], sum) << ob << ", " << p << ", " << l;
       }
     }
   }
@@ -348,12 +355,12 @@ TEST(DefaultScheduleTest, APointwiseConvOverASmallMapAccumulatesTheMapInChunks) 
   ExpectPointwiseConvValues(*lowered, 8, 7, 8);
 }
 
-// A pointwise blocked convolution over a 14x14 map with many input channels (256: a tile of 4
-// output blocks reads 32 KB of weights, more than fit L1 beside its input): in strips of 2 rows
+// A pointwise blocked convolution over a 14x14 map with many input channels (256 -> 128: a tile
+// of 4 output blocks reads 32 KB of weights, more than fit L1 beside its input): in strips of 2 rows
 // (28 pixels), the reduction over its 32 input blocks in chunks outside the strip's rows. Values
 // (after the loop pipeline) against a plain loop.
 TEST(DefaultScheduleTest, APointwiseConvWithManyInputChannelsGoesInStripsOfRows) {
-  absl::StatusOr<lower::LoweredModule> lowered = LowerPointwiseConv(32, 14, 4);
+  absl::StatusOr<lower::LoweredModule> lowered = LowerPointwiseConv(32, 14, 16);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
   std::string names = absl::StrJoin(loops, " ");
@@ -361,7 +368,45 @@ TEST(DefaultScheduleTest, APointwiseConvWithManyInputChannelsGoesInStripsOfRows)
   EXPECT_NE(loops[0].find("ax2.outer"), std::string::npos) << names;  // strips, parallel
   ASSERT_LT(LoopPosition(loops, "rcb.outer"), static_cast<long>(loops.size())) << names;
   EXPECT_LT(LoopPosition(loops, "rcb.outer"), LoopPosition(loops, "ax2")) << names;
-  ExpectPointwiseConvValues(*lowered, 32, 14, 4);
+  ExpectPointwiseConvValues(*lowered, 32, 14, 16);
+}
+
+// The same over a batch of 2 on a target with AVX2's 16 registers (12 accumulators), serially:
+// still chunked, and the values right.
+TEST(DefaultScheduleTest, APointwiseConvOfABatchRunsSeriallyInChunks) {
+  lower::LowerOptions options;
+  options.vector_registers = 16;
+  options.min_parallel_work = int64_t{1} << 40;  // every kernel serial
+  absl::StatusOr<lower::LoweredModule> lowered = LowerPointwiseConv(8, 7, 12, 2, options);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
+  EXPECT_LT(LoopPosition(loops, "rcb.outer"), static_cast<long>(loops.size()))
+      << absl::StrJoin(loops, " ");
+  const auto* kernel = lowered->module->Lookup(lowered->kernels[0].name).as<loop::PrimFuncNode>();
+  ASSERT_NE(kernel, nullptr);
+  for (loop::ForKind kind : LoopKinds(*kernel)) EXPECT_NE(kind, loop::ForKind::kParallel);
+  ExpectPointwiseConvValues(*lowered, 8, 7, 12, 2);
+}
+
+// With 4 output blocks, tiles of 4 would leave the parallel loop one iteration: the tiles take
+// one block each, so two threads share the kernel's 4.
+TEST(DefaultScheduleTest, APointwiseConvKeepsFourParallelTiles) {
+  absl::StatusOr<lower::LoweredModule> lowered = LowerPointwiseConv(8, 7, 4);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  const auto* kernel = lowered->module->Lookup(lowered->kernels[0].name).as<loop::PrimFuncNode>();
+  ASSERT_NE(kernel, nullptr);
+  const loop::ForNode* first = nullptr;
+  loop::PreOrderVisit(kernel->body, [&](const Object* node) {
+    if (node->kind() == ObjectKind::kFor && first == nullptr) {
+      first = static_cast<const loop::ForNode*>(node);
+    }
+  });
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->for_kind, loop::ForKind::kParallel);
+  int64_t extent = 0;
+  ASSERT_TRUE(loop::AsConstInt(first->extent, &extent));
+  EXPECT_EQ(extent, 4);
+  ExpectPointwiseConvValues(*lowered, 8, 7, 4);
 }
 
 TEST(DefaultScheduleTest, ElementwiseKernelsAreFusedSplitAndVectorized) {
