@@ -27,6 +27,11 @@ constexpr char kRunPipeline[] = "InferType,FuseOps{fuse_opt_level=0},InferType";
 
 loop::HostTensor SeededTensor(const loop::HostTensor& like, std::mt19937_64& random) {
   std::vector<double> values(static_cast<size_t>(like.NumElements()));
+  if (like.dtype == DataType::kString) {  // numbers in text, which casts to numbers can read
+    std::vector<std::string> text;
+    for (size_t i = 0; i < values.size(); ++i) text.push_back(std::to_string(random() % 4));
+    return loop::HostTensor::FromStrings(like.shape, std::move(text));
+  }
   if (IsFloat(like.dtype)) {
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
     for (double& v : values) v = uniform(random);
@@ -66,6 +71,11 @@ absl::Status CheckSignatureBytes(const lower::LoweredModule& lowered) {
 
 std::pair<double, double> ErrorsBetween(const loop::HostTensor& got_tensor,
                                         const loop::HostTensor& want_tensor) {
+  if (got_tensor.dtype == DataType::kString || want_tensor.dtype == DataType::kString) {
+    // Text either matches or it does not: any difference is an infinite error.
+    bool same = got_tensor.dtype == want_tensor.dtype && got_tensor.Strings() == want_tensor.Strings();
+    return same ? std::pair<double, double>{0, 0} : std::pair<double, double>{INFINITY, INFINITY};
+  }
   std::vector<double> got = got_tensor.ToDoubles(), want = want_tensor.ToDoubles();
   double max_abs = 0, max_rel = 0;
   for (size_t k = 0; k < got.size() && k < want.size(); ++k) {

@@ -18,6 +18,7 @@ const char* DataTypeName(DataType dtype) {
     case DataType::kUInt32: return "uint32";
     case DataType::kUInt64: return "uint64";
     case DataType::kBool: return "bool";
+    case DataType::kString: return "string";
   }
   return "<invalid dtype>";
 }
@@ -26,6 +27,7 @@ std::optional<DataType> ParseDataType(std::string_view name) {
   for (DataType dtype : kAllDataTypes) {
     if (std::string_view(DataTypeName(dtype)) == name) return dtype;
   }
+  if (name == "string") return DataType::kString;
   return std::nullopt;
 }
 
@@ -43,7 +45,8 @@ int DataTypeBytes(DataType dtype) {
     case DataType::kUInt32: return 4;
     case DataType::kFloat64:
     case DataType::kInt64:
-    case DataType::kUInt64: return 8;
+    case DataType::kUInt64:
+    case DataType::kString: return 8;
   }
   return 0;
 }

@@ -21,8 +21,14 @@ enum class DataType : uint8_t {
   kUInt32,
   kUInt64,
   kBool,
+  // ONNX string tensors: one 8-byte word per element, a pointer to NUL-terminated bytes
+  // (engine/runtime/strings.c). Only data movement, casts and the string ops touch them (the
+  // ONNX importer refuses any other op on a string); code that just moves elements handles them
+  // as the uint64 words they are (DispatchDataType).
+  kString,
 };
 
+// The numeric element types (every one but kString).
 inline constexpr DataType kAllDataTypes[] = {
     DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64,
     DataType::kInt8,    DataType::kInt16,    DataType::kInt32,   DataType::kInt64,

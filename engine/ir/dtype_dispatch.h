@@ -95,6 +95,8 @@ decltype(auto) DispatchDataType(DataType dtype, Fn&& fn) {
     case DataType::kUInt32: return fn.template operator()<DataType::kUInt32>();
     case DataType::kUInt64: return fn.template operator()<DataType::kUInt64>();
     case DataType::kBool: return fn.template operator()<DataType::kBool>();
+    // A string element is a pointer word: moved, compared for identity and zero-filled as one.
+    case DataType::kString: return fn.template operator()<DataType::kUInt64>();
   }
   KILN_UNREACHABLE() << "data type " << static_cast<int>(dtype);
   return fn.template operator()<DataType::kBool>();

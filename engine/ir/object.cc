@@ -49,6 +49,7 @@ const char* ObjectKindName(ObjectKind kind) {
     case ObjectKind::kPrimFunc: return "PrimFunc";
     case ObjectKind::kIntImm: return "IntImm";
     case ObjectKind::kFloatImm: return "FloatImm";
+    case ObjectKind::kStringImm: return "StringImm";
     case ObjectKind::kLoopVar: return "LoopVar";
     case ObjectKind::kBinary: return "Binary";
     case ObjectKind::kNot: return "Not";

@@ -48,6 +48,7 @@ enum class ObjectKind : uint16_t {
   // (loop::PrimExprNode::IsKind).
   kIntImm,
   kFloatImm,
+  kStringImm,
   kLoopVar,
   kBinary,
   kNot,

@@ -73,6 +73,9 @@ const char* IntrinsicName(Intrinsic intrinsic) {
     case Intrinsic::kIsNan: return "isnan";
     case Intrinsic::kIsInf: return "isinf";
     case Intrinsic::kFmod: return "fmod";
+    case Intrinsic::kStringUpper: return "string_upper";
+    case Intrinsic::kStringLower: return "string_lower";
+    case Intrinsic::kStringEqual: return "string_equal";
   }
   return "?";
 }
@@ -80,7 +83,8 @@ const char* IntrinsicName(Intrinsic intrinsic) {
 int IntrinsicArity(Intrinsic intrinsic) {
   switch (intrinsic) {
     case Intrinsic::kPow:
-    case Intrinsic::kFmod: return 2;
+    case Intrinsic::kFmod:
+    case Intrinsic::kStringEqual: return 2;
     case Intrinsic::kFma: return 3;
     default: return 1;
   }
@@ -97,6 +101,9 @@ PrimExpr IntImm(int64_t value, PrimType type, Span span) {
 }
 PrimExpr FloatImm(double value, PrimType type, Span span) {
   return PrimExpr(new FloatImmNode(type, value, std::move(span)));
+}
+PrimExpr StringImm(std::string value, Span span) {
+  return PrimExpr(new StringImmNode(std::move(value), std::move(span)));
 }
 PrimExpr BoolImm(bool value, Span span) { return IntImm(value ? 1 : 0, kBoolType, span); }
 
@@ -152,7 +159,8 @@ PrimExpr MakeIntrinsic(Intrinsic intrinsic, std::vector<PrimExpr> args, Span spa
   KILN_CHECK(static_cast<int>(args.size()) == IntrinsicArity(intrinsic))
       << IntrinsicName(intrinsic) << " takes " << IntrinsicArity(intrinsic) << " arguments";
   PrimType type = args[0]->type;
-  if (intrinsic == Intrinsic::kIsNan || intrinsic == Intrinsic::kIsInf) {
+  if (intrinsic == Intrinsic::kIsNan || intrinsic == Intrinsic::kIsInf ||
+      intrinsic == Intrinsic::kStringEqual) {
     type = PrimType{DataType::kBool, type.lanes};
   }
   return PrimExpr(new IntrinsicCallNode(intrinsic, std::move(args), type, std::move(span)));

@@ -51,6 +51,17 @@ class FloatImmNode final : public PrimExprNode {
   const double value;
 };
 
+// A constant string element (type string): the words of a StringNormalizer's stopword list.
+// Native code points at a private global holding the bytes, the interpreter at `value`'s.
+class StringImmNode final : public PrimExprNode {
+ public:
+  static constexpr bool IsKind(ObjectKind k) { return k == ObjectKind::kStringImm; }
+  StringImmNode(std::string value, Span span)
+      : PrimExprNode(ObjectKind::kStringImm, PrimType{DataType::kString, 1}, std::move(span)),
+        value(std::move(value)) {}
+  const std::string value;
+};
+
 // A scalar variable: a loop index, a let-bound value, or the data handle of
 // a buffer (type kHandle below). Identity is the node, not the name.
 class VarNode final : public PrimExprNode {
@@ -128,7 +139,15 @@ enum class Intrinsic : uint8_t {
   kExp, kLog, kSqrt, kRsqrt, kTanh, kSigmoid, kErf, kPow, kFma,
   kAbs, kFloor, kCeil, kRound, kTrunc, kSin, kCos, kTan, kAsin, kAcos, kAtan,
   kSinh, kCosh, kAsinh, kAcosh, kAtanh, kIsNan, kIsInf, kFmod,
+  // On string elements (scalars only; libkiln_rt's kiln_rt_string_* in both backends):
+  // upper/lower give a string, string_equal a bool.
+  kStringUpper, kStringLower, kStringEqual,
 };
+// True for the intrinsics on string elements, which take and give no vectors.
+constexpr bool IsStringIntrinsic(Intrinsic intrinsic) {
+  return intrinsic == Intrinsic::kStringUpper || intrinsic == Intrinsic::kStringLower ||
+         intrinsic == Intrinsic::kStringEqual;
+}
 const char* IntrinsicName(Intrinsic intrinsic);  // "exp", "fma", ...
 int IntrinsicArity(Intrinsic intrinsic);
 
@@ -184,6 +203,7 @@ class BroadcastNode final : public PrimExprNode {
 PrimExpr IntImm(int64_t value, PrimType type = kIndexType, Span span = nullptr);
 PrimExpr FloatImm(double value, PrimType type = kFloat32Type, Span span = nullptr);
 PrimExpr BoolImm(bool value, Span span = nullptr);
+PrimExpr StringImm(std::string value, Span span = nullptr);
 // The constant `value` in `type` (IntImm or FloatImm by the dtype).
 PrimExpr MakeConst(PrimType type, double value, Span span = nullptr);
 Var MakeVar(std::string name, PrimType type = kIndexType, Span span = nullptr);

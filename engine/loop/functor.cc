@@ -23,6 +23,7 @@ void StmtExprVisitor::VisitExpr(const PrimExpr& expr) {
   switch (expr->kind()) {
     case ObjectKind::kIntImm: return VisitIntImm_(expr.as<IntImmNode>());
     case ObjectKind::kFloatImm: return VisitFloatImm_(expr.as<FloatImmNode>());
+    case ObjectKind::kStringImm: return VisitStringImm_(expr.as<StringImmNode>());
     case ObjectKind::kLoopVar: return VisitVar_(expr.as<VarNode>());
     case ObjectKind::kBinary: return VisitBinary_(expr.as<BinaryNode>());
     case ObjectKind::kNot: return VisitNot_(expr.as<NotNode>());
@@ -115,6 +116,7 @@ PrimExpr StmtExprMutator::VisitExpr(const PrimExpr& expr) {
   switch (expr->kind()) {
     case ObjectKind::kIntImm: return VisitIntImm_(expr.as<IntImmNode>(), expr);
     case ObjectKind::kFloatImm: return VisitFloatImm_(expr.as<FloatImmNode>(), expr);
+    case ObjectKind::kStringImm: return VisitStringImm_(expr.as<StringImmNode>(), expr);
     case ObjectKind::kLoopVar: return VisitVar_(expr.as<VarNode>(), expr);
     case ObjectKind::kBinary: return VisitBinary_(expr.as<BinaryNode>(), expr);
     case ObjectKind::kNot: return VisitNot_(expr.as<NotNode>(), expr);

@@ -34,6 +34,7 @@ class StmtExprVisitor {
 
   virtual void VisitIntImm_(const IntImmNode*) {}
   virtual void VisitFloatImm_(const FloatImmNode*) {}
+  virtual void VisitStringImm_(const StringImmNode*) {}
   virtual void VisitVar_(const VarNode*) {}
   virtual void VisitBinary_(const BinaryNode* op);
   virtual void VisitNot_(const NotNode* op);
@@ -66,6 +67,7 @@ class StmtExprMutator {
 
   virtual PrimExpr VisitIntImm_(const IntImmNode* op, const PrimExpr& self);
   virtual PrimExpr VisitFloatImm_(const FloatImmNode* op, const PrimExpr& self);
+  virtual PrimExpr VisitStringImm_(const StringImmNode*, const PrimExpr& self) { return self; }
   virtual PrimExpr VisitVar_(const VarNode* op, const PrimExpr& self);
   virtual PrimExpr VisitBinary_(const BinaryNode* op, const PrimExpr& self);
   virtual PrimExpr VisitNot_(const NotNode* op, const PrimExpr& self);

@@ -1,6 +1,8 @@
 // HostTensor construction and conversions.
 #include "engine/loop/host_tensor.h"
 
+#include <cstdlib>
+
 #include "engine/loop/interpreter_values.h"
 #include "engine/support/huge_pages.h"
 
@@ -27,6 +29,41 @@ HostTensor HostTensor::FromTensorData(const TensorData& data) {
   tensor.shape = data->shape;
   tensor.bytes = data->bytes;
   return tensor;
+}
+
+HostTensor HostTensor::FromStrings(std::vector<int64_t> shape, std::vector<std::string> values) {
+  HostTensor tensor = Zeros(DataType::kString, std::move(shape));
+  KILN_CHECK(static_cast<int64_t>(values.size()) == tensor.NumElements())
+      << values.size() << " strings for a tensor of " << tensor.NumElements() << " elements";
+  auto storage = std::make_shared<std::vector<std::string>>(std::move(values));
+  for (size_t i = 0; i < storage->size(); ++i) {
+    const char* word = (*storage)[i].c_str();
+    std::memcpy(tensor.bytes.data() + i * sizeof(word), &word, sizeof(word));
+  }
+  tensor.strings = std::move(storage);
+  return tensor;
+}
+
+std::vector<std::string> HostTensor::Strings() const {
+  KILN_CHECK(dtype == DataType::kString) << "Strings() of a " << DataTypeName(dtype) << " tensor";
+  std::vector<std::string> values(bytes.size() / sizeof(const char*));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const char* word;
+    std::memcpy(&word, bytes.data() + i * sizeof(word), sizeof(word));
+    if (word != nullptr) values[i] = word;
+  }
+  return values;
+}
+
+void HostTensor::AdoptMallocedStrings() {
+  KILN_CHECK(dtype == DataType::kString) << "a " << DataTypeName(dtype) << " tensor";
+  std::vector<std::string> values = Strings();
+  for (size_t i = 0; i < values.size(); ++i) {
+    char* word;
+    std::memcpy(&word, bytes.data() + i * sizeof(word), sizeof(word));
+    std::free(word);
+  }
+  *this = FromStrings(shape, std::move(values));
 }
 
 TensorData HostTensor::ToTensorData() const { return MakeTensorData(dtype, shape, bytes); }

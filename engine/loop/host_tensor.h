@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,17 @@ struct HostTensor {
   DataType dtype = DataType::kFloat32;
   std::vector<int64_t> shape;
   std::string bytes;  // NumElements() * DataTypeBytes(dtype), little-endian
+  // A string tensor's words in `bytes` are `const char*`s (null reads as "") into `strings`,
+  // which copies of the tensor share (strings are never changed in place).
+  std::shared_ptr<const std::vector<std::string>> strings;
+
+  // A string tensor holding `values` (row-major).
+  static HostTensor FromStrings(std::vector<int64_t> shape, std::vector<std::string> values);
+  // A string tensor's elements.
+  std::vector<std::string> Strings() const;
+  // After a run left strings it allocated with malloc in this string tensor's words (an
+  // output; kiln_rt_strings_keep): copies them into `strings`, repoints the words, frees them.
+  void AdoptMallocedStrings();
 
   int64_t NumElements() const;
 

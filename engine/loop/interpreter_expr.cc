@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/loop/buffer.h"
 #include "engine/loop/interpreter_compiler.h"
+#include "engine/runtime/kiln_runtime.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::loop::interp {
@@ -52,6 +53,9 @@ void Describe(const PrimExprNode* expr, int depth, std::string* out) {
       return;
     case ObjectKind::kFloatImm:
       absl::StrAppend(out, static_cast<const FloatImmNode*>(expr)->value);
+      return;
+    case ObjectKind::kStringImm:
+      absl::StrAppend(out, "\"", static_cast<const StringImmNode*>(expr)->value, "\"");
       return;
     case ObjectKind::kLoopVar:
       out->append(static_cast<const VarNode*>(expr)->name);
@@ -343,6 +347,71 @@ class CastExpr final : public CompiledExpr {
 
  private:
   Operand value_;
+};
+
+// Casts to and from string elements: libkiln_rt's conversions, as native code calls them (the
+// run's string arena holds what they create).
+inline const char* StringOf(Scalar s) { return reinterpret_cast<const char*>(s.u); }
+inline Scalar WordOf(const char* text) {
+  Scalar s{};
+  s.u = reinterpret_cast<uint64_t>(text);
+  return s;
+}
+
+template <typename Src>
+class ToStringExpr final : public CompiledExpr {
+ public:
+  explicit ToStringExpr(const CompiledExpr* value) : value_(value) {}
+  Scalar Eval(Frame& frame) const override {
+    Scalar v = value_.Eval(frame);
+    if constexpr (Src::kFloat) {
+      if constexpr (Src::kBytes == 8) return WordOf(kiln_rt_string_from_f64(v.f64));
+      return WordOf(kiln_rt_string_from_f32(v.f32));
+    } else if constexpr (Src::kSigned) {
+      return WordOf(kiln_rt_string_from_i64(v.i));
+    } else {
+      return WordOf(kiln_rt_string_from_u64(v.u));
+    }
+  }
+
+ private:
+  Operand value_;
+};
+
+template <typename Dst>
+class FromStringExpr final : public CompiledExpr {
+ public:
+  explicit FromStringExpr(const CompiledExpr* value) : value_(value) {}
+  Scalar Eval(Frame& frame) const override {
+    const char* text = StringOf(value_.Eval(frame));
+    if constexpr (Dst::kFloat) {
+      if constexpr (Dst::kBytes == 8) return Dst::Make(kiln_rt_string_to_f64(text));
+      return Dst::Make(kiln_rt_string_to_f32(text));
+    } else if constexpr (Dst::kSigned) {
+      return Dst::Wrap(static_cast<uint64_t>(kiln_rt_string_to_i64(text)));
+    } else {
+      return Dst::Wrap(kiln_rt_string_to_u64(text));
+    }
+  }
+
+ private:
+  Operand value_;
+};
+
+template <Intrinsic kOp>
+class StringIntrinsicExpr final : public CompiledExpr {
+ public:
+  StringIntrinsicExpr(const CompiledExpr* a, const CompiledExpr* b) : a_(a), b_(b) {}
+  Scalar Eval(Frame& frame) const override {
+    const char* a = StringOf(a_.Eval(frame));
+    if constexpr (kOp == Intrinsic::kStringUpper) return WordOf(kiln_rt_string_upper(a));
+    if constexpr (kOp == Intrinsic::kStringLower) return WordOf(kiln_rt_string_lower(a));
+    return BoolScalar(kiln_rt_string_equal(a, StringOf(b_.Eval(frame))) != 0);
+  }
+
+ private:
+  Operand a_;
+  Operand b_;
 };
 
 class SelectExpr final : public CompiledExpr {
@@ -697,6 +766,9 @@ absl::StatusOr<Compiler::Compiled> Compiler::CompileExprUncached(const PrimExpr&
       const auto* op = expr.as<FloatImmNode>();
       return Compiled{New<ConstExpr>(ConstantOf(dtype, 0, op->value, true)), 1};
     }
+    case ObjectKind::kStringImm:
+      // The node outlives the run: the program refers to the IR it was compiled from.
+      return Compiled{New<ConstExpr>(WordOf(expr.as<StringImmNode>()->value.c_str())), 1};
     case ObjectKind::kLoopVar: {
       const auto* op = expr.as<VarNode>();
       auto it = vars_.find(op);
@@ -716,7 +788,9 @@ absl::StatusOr<Compiler::Compiled> Compiler::CompileExprUncached(const PrimExpr&
     case ObjectKind::kBinary: return CompileBinary(expr.as<BinaryNode>(), lane);
     case ObjectKind::kNot: {
       const auto* op = expr.as<NotNode>();
-      if (IsFloat(dtype)) return Unsupported(expr.get(), "logical not of a float");
+      if (IsFloat(dtype) || dtype == DataType::kString) {
+        return Unsupported(expr.get(), absl::StrCat("logical not of a ", DataTypeName(dtype)));
+      }
       KILN_ASSIGN_OR_RETURN(Compiled a, CompileExpr(op->a, lane));
       const CompiledExpr* node = VisitDataType(dtype, [&](auto traits) -> const CompiledExpr* {
         using T = decltype(traits);
@@ -735,6 +809,21 @@ absl::StatusOr<Compiler::Compiled> Compiler::CompileExprUncached(const PrimExpr&
       }
       KILN_ASSIGN_OR_RETURN(Compiled value, CompileExpr(op->value, lane));
       if (op->value->type.dtype == dtype) return value;
+      const DataType src = op->value->type.dtype;
+      if (dtype == DataType::kString || src == DataType::kString) {
+        const DataType number = dtype == DataType::kString ? src : dtype;
+        if (number == DataType::kFloat16 || number == DataType::kBFloat16 ||
+            number == DataType::kBool || number == DataType::kString) {
+          return Unsupported(expr.get(), "casts between strings and float16, bfloat16 or bool "
+                                         "are not supported");
+        }
+        const CompiledExpr* node = VisitDataType(number, [&](auto traits) -> const CompiledExpr* {
+          using T = decltype(traits);
+          if (dtype == DataType::kString) return New<ToStringExpr<T>>(value.node);
+          return New<FromStringExpr<T>>(value.node);
+        });
+        return Compiled{node, AddCost(value.cost, 1)};
+      }
       const CompiledExpr* node = VisitDataType(dtype, [&](auto dst) -> const CompiledExpr* {
         return VisitDataType(op->value->type.dtype, [&](auto src) -> const CompiledExpr* {
           return New<CastExpr<decltype(dst), decltype(src)>>(value.node);
@@ -798,6 +887,9 @@ absl::StatusOr<Compiler::Compiled> Compiler::CompileBinary(const BinaryNode* op,
   if (op->b->type.dtype != dtype) {
     return Unsupported(op, "operands of different types");
   }
+  if (dtype == DataType::kString) {
+    return Unsupported(op, "strings have no arithmetic or comparisons (string_equal compares them)");
+  }
   bool is_logic = op->op == BinaryOp::kAnd || op->op == BinaryOp::kOr;
   if (is_logic && IsFloat(dtype)) return Unsupported(op, "logical and/or of floats");
   if (IsBitwise(op->op) && IsFloat(dtype)) {
@@ -825,6 +917,27 @@ absl::StatusOr<Compiler::Compiled> Compiler::CompileIntrinsic(const IntrinsicCal
   const DataType dtype = op->args[0]->type.dtype;
   for (const PrimExpr& arg : op->args) {
     if (arg->type.dtype != dtype) return Unsupported(op, "arguments of different types");
+  }
+  if (IsStringIntrinsic(kind) != (dtype == DataType::kString)) {
+    return Unsupported(op, IsStringIntrinsic(kind) ? "arguments must be strings"
+                                                   : "strings take only the string intrinsics");
+  }
+  if (IsStringIntrinsic(kind)) {
+    const CompiledExpr* args[2] = {nullptr, nullptr};
+    int64_t cost = 1;
+    for (size_t i = 0; i < op->args.size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(Compiled arg, CompileExpr(op->args[i], lane));
+      args[i] = arg.node;
+      cost = AddCost(cost, arg.cost);
+    }
+    switch (kind) {
+      case Intrinsic::kStringUpper:
+        return Compiled{New<StringIntrinsicExpr<Intrinsic::kStringUpper>>(args[0], args[1]), cost};
+      case Intrinsic::kStringLower:
+        return Compiled{New<StringIntrinsicExpr<Intrinsic::kStringLower>>(args[0], args[1]), cost};
+      default:
+        return Compiled{New<StringIntrinsicExpr<Intrinsic::kStringEqual>>(args[0], args[1]), cost};
+    }
   }
   bool is_predicate = kind == Intrinsic::kIsNan || kind == Intrinsic::kIsInf;
   if (op->type.dtype != (is_predicate ? DataType::kBool : dtype)) {

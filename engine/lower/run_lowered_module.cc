@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/loop/prim_func.h"
+#include "engine/loop/string_elements.h"
+#include "engine/runtime/kiln_runtime.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::lower {
@@ -53,7 +55,28 @@ absl::Status RunMain(const LoweredModule& lowered, const std::vector<loop::HostT
     constants.push_back(loop::HostTensor::FromTensorData(data));
   }
   for (loop::HostTensor& constant : constants) args.push_back(&constant);
-  return loop::RunModuleFunction(lowered.module, "main", args, options);
+  if (!loop::ModuleTouchesStrings(lowered.module)) {
+    return loop::RunModuleFunction(lowered.module, "main", args, options);
+  }
+  // As native code's entry does (kiln_runtime.h): the run's strings live in an arena until the
+  // string outputs hold copies of their own.
+  void* enclosing = kiln_rt_strings_begin();
+  absl::Status status = loop::RunModuleFunction(lowered.module, "main", args, options);
+  for (loop::HostTensor* output : outputs) {
+    if (output->dtype != DataType::kString) continue;
+    if (!status.ok()) {  // the words may point into the arena: leave none dangling
+      *output = loop::HostTensor::Zeros(DataType::kString, output->shape);
+      continue;
+    }
+    if (kiln_rt_strings_keep(output->bytes.data(), output->NumElements()) != KILN_OK) {
+      status = absl::ResourceExhaustedError("copying the string outputs");
+    }
+    output->AdoptMallocedStrings();
+  }
+  if (kiln_rt_strings_end(enclosing) != KILN_OK && status.ok()) {
+    status = absl::ResourceExhaustedError("the run's strings did not fit in memory");
+  }
+  return status;
 }
 
 // A model compiled per sample: main on each sample's slice of the batched inputs, the outputs

@@ -415,6 +415,14 @@ absl::StatusOr<std::optional<SampleBatch>> FindSampleBatch(const IRModule& impor
   SampleBatch batch;
   batch.symbol = symbol;
   for (const Var& param : main->params) {
+    const auto* tensor = param->type_annotation.as<TensorTypeNode>();
+    if (tensor != nullptr && tensor->dtype == DataType::kString) {
+      // Per-sample runs copy each sample's slice of the inputs and outputs; strings are pointers
+      // whose outputs each run hands to the caller, which that copying does not follow.
+      return absl::UnimplementedError(absl::StrCat(
+          "input '", param->name_hint, "' is a string tensor: a model with string tensors needs "
+          "fixed input shapes (input_shapes, kiln-run --input_shape, kiln --input-shape)"));
+    }
     KILN_RETURN_IF_ERROR(
         checker.CheckDims(param->type_annotation, absl::StrCat("input '", param->name_hint, "'")));
     batch.inputs.push_back(checker.HasBatch(param->type_annotation));

@@ -13,6 +13,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterShapeGuardOps(registry);
   RegisterControlFlowOps(registry);
   RegisterWriteRowOp(registry);
+  RegisterStringOps(registry);
   // Compute definitions attach to the ops registered above.
   RegisterElementwiseComputes(registry);
   RegisterNnComputes(registry);
@@ -21,6 +22,7 @@ void RegisterBuiltinOps(OpRegistry& registry) {
   RegisterIndexComputes(registry);
   RegisterDeviceComputes(registry);
   RegisterShapeGuardComputes(registry);
+  RegisterStringComputes(registry);
 }
 
 }  // namespace kiln

@@ -14,5 +14,6 @@ void RegisterDeviceOps(OpRegistry& registry);       // device.cc
 void RegisterShapeGuardOps(OpRegistry& registry);   // shape_guard.cc
 void RegisterControlFlowOps(OpRegistry& registry);  // while_loop.cc
 void RegisterWriteRowOp(OpRegistry& registry);      // write_row.cc
+void RegisterStringOps(OpRegistry& registry);       // string_ops.cc
 
 }  // namespace kiln

@@ -64,6 +64,8 @@ enum kiln_dtype {
   KILN_INT8 = 4, KILN_INT16 = 5, KILN_INT32 = 6, KILN_INT64 = 7,
   KILN_UINT8 = 8, KILN_UINT16 = 9, KILN_UINT32 = 10, KILN_UINT64 = 11,
   KILN_BOOL = 12, /* one byte per element; nonzero reads as true */
+  KILN_STRING = 13, /* one `const char*` per element (NUL-terminated; NULL reads as ""): see
+                       string tensors below */
 };
 
 typedef struct kiln_tensor_info {
@@ -128,6 +130,32 @@ void kiln_rt_profile_reset(void);
 /* base ** exponent with integer wrap-around; a negative exponent gives 0 except for bases 1 and
  * -1 (the loop IR's integer pow). */
 int64_t kiln_rt_ipow(int64_t base, int64_t exponent);
+
+/* String tensors (KILN_STRING). An input holds one `const char*` per element, NUL-terminated,
+ * which the run only reads. A run fills each string output with pointers to strings it
+ * allocated with malloc: the caller owns them and releases them with kiln_rt_strings_free (or
+ * free() each); after an error the output's words are undefined and not to be freed. Strings
+ * the kernels create in between live in an arena of the calling thread for one run:
+ * P_run calls begin, keep (once per string output) and end itself. */
+void* kiln_rt_strings_begin(void);             /* returns the enclosing run's arena, for end */
+int32_t kiln_rt_strings_keep(void* words, int64_t count); /* words -> malloc'ed copies */
+int32_t kiln_rt_strings_end(void* enclosing); /* KILN_ERROR_OUT_OF_MEMORY if one failed */
+void kiln_rt_strings_free(void* words, int64_t count);
+/* What kernels call (ONNX Cast to and from STRING, StringNormalizer): numbers print as the
+ * shortest decimal that reads back as the same value, NumPy's layout ("0.1", "1.0", "1e-05"),
+ * "NaN", "INF", "-INF"; text is read as strtod reads it (NaN, or 0 for integers, when it holds
+ * no number); case changes are ASCII (other bytes unchanged). */
+const char* kiln_rt_string_from_f32(float value);
+const char* kiln_rt_string_from_f64(double value);
+const char* kiln_rt_string_from_i64(int64_t value);
+const char* kiln_rt_string_from_u64(uint64_t value);
+float kiln_rt_string_to_f32(const char* text);
+double kiln_rt_string_to_f64(const char* text);
+int64_t kiln_rt_string_to_i64(const char* text);
+uint64_t kiln_rt_string_to_u64(const char* text);
+const char* kiln_rt_string_upper(const char* text);
+const char* kiln_rt_string_lower(const char* text);
+int32_t kiln_rt_string_equal(const char* a, const char* b);
 
 #ifdef __cplusplus
 }

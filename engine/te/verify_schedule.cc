@@ -2,9 +2,11 @@
 #include "engine/te/verify_schedule.h"
 
 #include <cmath>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "engine/loop/interpreter.h"
+#include "engine/runtime/kiln_runtime.h"
 #include "engine/support/status_macros.h"
 #include "engine/te/lower_schedule.h"
 
@@ -38,6 +40,11 @@ loop::HostTensor RandomTensor(DataType dtype, const std::vector<int64_t>& shape,
       value = static_cast<double>(static_cast<int64_t>(bits % 7) - 3);
     }
   }
+  if (dtype == DataType::kString) {  // small numbers in text, what casts can read back
+    std::vector<std::string> text;
+    for (double value : values) text.push_back(std::to_string(static_cast<int64_t>(value)));
+    return loop::HostTensor::FromStrings(shape, std::move(text));
+  }
   return loop::HostTensor::FromDoubles(dtype, shape, values);
 }
 
@@ -53,6 +60,10 @@ bool SameOutputs(const std::vector<loop::HostTensor>& actual,
                  const std::vector<loop::HostTensor>& expected) {
   for (size_t i = 0; i < expected.size(); ++i) {
     DataType dtype = expected[i].dtype;
+    if (dtype == DataType::kString) {
+      if (actual[i].Strings() != expected[i].Strings()) return false;
+      continue;
+    }
     if (!IsFloat(dtype)) {
       if (actual[i].bytes != expected[i].bytes) return false;
       continue;
@@ -87,15 +98,26 @@ class StepRunner {
     std::vector<loop::HostTensor> args = inputs_;
     std::vector<loop::HostTensor*> pointers;
     for (loop::HostTensor& arg : args) pointers.push_back(&arg);
-    if (executor_) {
-      KILN_RETURN_IF_ERROR(executor_(func, pointers, is_input_));
-    } else {
-      KILN_RETURN_IF_ERROR(loop::RunPrimFunc(func, pointers, interpreter_));
-    }
+    // Strings a step creates live in a run arena (engine/runtime/strings.c) until the outputs
+    // hold copies of their own.
+    void* enclosing = kiln_rt_strings_begin();
+    absl::Status ran = executor_ ? executor_(func, pointers, is_input_)
+                                 : loop::RunPrimFunc(func, pointers, interpreter_);
     std::vector<loop::HostTensor> outputs;
     for (size_t i = 0; i < args.size(); ++i) {
-      if (!is_input_[i]) outputs.push_back(std::move(args[i]));
+      if (is_input_[i]) continue;
+      if (args[i].dtype == DataType::kString) {
+        if (!ran.ok()) {
+          args[i] = loop::HostTensor::Zeros(DataType::kString, args[i].shape);
+        } else {
+          kiln_rt_strings_keep(args[i].bytes.data(), args[i].NumElements());
+          args[i].AdoptMallocedStrings();
+        }
+      }
+      outputs.push_back(std::move(args[i]));
     }
+    kiln_rt_strings_end(enclosing);
+    if (!ran.ok()) return ran;
     return outputs;
   }
 

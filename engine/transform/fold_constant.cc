@@ -145,6 +145,11 @@ class ConstantFolder final : public PostOrderRewriter {
       Expr folded = FoldShapeQuery(*call, shape);
       return folded.defined() ? folded : post;
     }
+    // A string's text exists only in a run (libkiln_rt's arena), never as a constant.
+    if (const auto* result = call->checked_type.as<TensorTypeNode>();
+        result != nullptr && result->dtype == DataType::kString) {
+      return post;
+    }
     std::vector<TensorData> inputs;
     for (const Expr& arg : call->args) {
       if (!CollectConstants(arg, &inputs)) return post;

@@ -149,6 +149,7 @@ int32_t OnnxDataType(DataType dtype) {
     case DataType::kUInt32: return onnx::TensorProto::UINT32;
     case DataType::kUInt64: return onnx::TensorProto::UINT64;
     case DataType::kBool: return onnx::TensorProto::BOOL;
+    case DataType::kString: return onnx::TensorProto::STRING;
   }
   return onnx::TensorProto::UNDEFINED;
 }
@@ -238,8 +239,9 @@ absl::Status WriteTensorFile(const std::string& path, const loop::HostTensor& te
                              const std::string& name) {
   std::string bytes;
   if (EndsWith(path, ".npy")) {
-    if (tensor.dtype == DataType::kBFloat16) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": NumPy has no bfloat16; write .pb"));
+    if (tensor.dtype == DataType::kBFloat16 || tensor.dtype == DataType::kString) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": Kiln writes no .npy of ", DataTypeName(tensor.dtype), "; write .pb"));
     }
     bytes = NpyBytes(tensor);
   } else {
@@ -247,7 +249,11 @@ absl::Status WriteTensorFile(const std::string& path, const loop::HostTensor& te
     proto.set_name(name);
     proto.set_data_type(OnnxDataType(tensor.dtype));
     for (int64_t d : tensor.shape) proto.add_dims(d);
-    proto.set_raw_data(tensor.bytes);
+    if (tensor.dtype == DataType::kString) {
+      for (std::string& text : tensor.Strings()) proto.add_string_data(std::move(text));
+    } else {
+      proto.set_raw_data(tensor.bytes);
+    }
     bytes = proto.SerializeAsString();
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

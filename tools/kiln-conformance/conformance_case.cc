@@ -113,6 +113,14 @@ std::string Compare(const loop::HostTensor& actual, const loop::HostTensor& expe
   if (actual.NumElements() != expected.NumElements()) {
     return absl::StrCat(actual.NumElements(), " elements, expected ", expected.NumElements());
   }
+  if (actual.dtype == DataType::kString) {
+    std::vector<std::string> a = actual.Strings();
+    std::vector<std::string> e = expected.Strings();
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != e[i]) return absl::StrCat("element ", i, " is '", a[i], "', expected '", e[i], "'");
+    }
+    return "";
+  }
   bool exact = !IsFloat(actual.dtype);
   if (exact) {
     if (actual.bytes == expected.bytes) return "";
@@ -273,7 +281,10 @@ absl::StatusOr<PreparedCase> PrepareCase(const fs::path& dir, driver::Backend ba
     if (!prepared.inputs.sequence_shapes.count(name) && prepared.inputs.counts[k] == 1) {
       prepared.input_elem_types.push_back(graph_inputs[k]->type().tensor_type().elem_type());
       options.import.input_shapes[name] = prepared.inputs.tensors[next_input].shape;
-      prepared.values[name] = prepared.inputs.tensors[next_input].ToTensorData();
+      // A string has no constant form (its words are pointers): never specialized.
+      if (prepared.inputs.tensors[next_input].dtype != DataType::kString) {
+        prepared.values[name] = prepared.inputs.tensors[next_input].ToTensorData();
+      }
     }
     next_input += prepared.inputs.counts[k];
   }

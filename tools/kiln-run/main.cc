@@ -18,6 +18,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -77,10 +78,18 @@ std::vector<kiln::loop::HostTensor*> Pointers(std::vector<kiln::loop::HostTensor
 }
 
 std::string Describe(const std::string& name, const kiln::loop::HostTensor& tensor) {
-  std::vector<double> values = tensor.ToDoubles();
   std::string head;
-  for (size_t i = 0; i < values.size() && i < 8; ++i) absl::StrAppend(&head, i ? " " : "", values[i]);
-  if (values.size() > 8) head += " ...";
+  if (tensor.dtype == kiln::DataType::kString) {
+    std::vector<std::string> values = tensor.Strings();
+    for (size_t i = 0; i < values.size() && i < 8; ++i) {
+      absl::StrAppend(&head, i ? " " : "", "\"", absl::CEscape(values[i]), "\"");
+    }
+    if (values.size() > 8) head += " ...";
+  } else {
+    std::vector<double> values = tensor.ToDoubles();
+    for (size_t i = 0; i < values.size() && i < 8; ++i) absl::StrAppend(&head, i ? " " : "", values[i]);
+    if (values.size() > 8) head += " ...";
+  }
   return absl::StrCat(name, ": ", kiln::DataTypeName(tensor.dtype), "[",
                       absl::StrJoin(tensor.shape, ", "), "] ", head);
 }
@@ -258,7 +267,13 @@ int main(int argc, char** argv) {
       std::uniform_real_distribution<double> uniform(-1.0, 1.0);
       std::vector<double> values(static_cast<size_t>(input.NumElements()));
       for (double& v : values) v = uniform(random);
-      input = kiln::loop::HostTensor::FromDoubles(input.dtype, input.shape, values);
+      if (input.dtype == kiln::DataType::kString) {  // numbers in text
+        std::vector<std::string> text;
+        for (double v : values) text.push_back(absl::StrCat(v));
+        input = kiln::loop::HostTensor::FromStrings(input.shape, std::move(text));
+      } else {
+        input = kiln::loop::HostTensor::FromDoubles(input.dtype, input.shape, values);
+      }
     }
   }
   if (absl::GetFlag(FLAGS_threads) > 0) kiln_rt_set_num_threads(absl::GetFlag(FLAGS_threads));
@@ -318,6 +333,12 @@ int main(int argc, char** argv) {
       if (results[i].shape != reference[i].shape) {
         std::printf("interpreter vs %s, %s: shapes differ\n", kiln::driver::BackendName(backend),
                     output_names[i].c_str());
+        continue;
+      }
+      if (results[i].dtype == kiln::DataType::kString) {
+        std::printf("interpreter vs %s, %s: %s\n", kiln::driver::BackendName(backend),
+                    output_names[i].c_str(),
+                    results[i].Strings() == reference[i].Strings() ? "same strings" : "strings differ");
         continue;
       }
       std::vector<double> a = results[i].ToDoubles(), b = reference[i].ToDoubles();

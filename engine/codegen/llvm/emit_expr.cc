@@ -2,6 +2,7 @@
 // semantics (engine/loop/interpreter_values.h is the reference this file matches).
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "engine/codegen/llvm/function_emitter.h"
 #include "engine/codegen/llvm/inline_erf.h"
 #include "engine/codegen/llvm/inline_exp.h"
@@ -70,6 +71,10 @@ llvm::Value* FunctionEmitter::EmitExpr(const loop::PrimExpr& expr) {
         value = BFloat16ToFloat(FloatToBFloat16(static_cast<float>(value)));
       }
       return llvm::ConstantFP::get(module_.ComputeType(type.dtype, type.lanes), value);
+    }
+    case ObjectKind::kStringImm: {
+      llvm::Constant* text = b_.CreateGlobalString(expr.as<loop::StringImmNode>()->value, ".str");
+      return llvm::ConstantExpr::getPtrToInt(text, b_.getInt64Ty());
     }
     case ObjectKind::kLoopVar: {
       auto it = vars_.find(expr.as<loop::VarNode>());
@@ -424,6 +429,7 @@ llvm::Value* FunctionEmitter::EmitCast(const loop::CastNode* op) {
   int lanes = Lanes(value->getType());
   llvm::Type* target = module_.ComputeType(to, lanes);
   if (from == to) return value;
+  if (from == DataType::kString || to == DataType::kString) return EmitStringCast(from, to, value);
   if (to == DataType::kBool) {
     llvm::Value* zero = llvm::Constant::getNullValue(value->getType());
     return IsFloat(from) ? b_.CreateFCmpUNE(value, zero) : b_.CreateICmpNE(value, zero);
@@ -456,6 +462,69 @@ llvm::Value* FunctionEmitter::EmitCast(const loop::CastNode* op) {
   }
   if (to == DataType::kFloat64) return b_.CreateFPExt(value, target);
   return RoundToFormat(value, to);
+}
+
+llvm::Value* FunctionEmitter::CallPerLane(llvm::FunctionCallee callee, llvm::Type* result,
+                                          const std::vector<llvm::Value*>& args) {
+  int lanes = Lanes(args[0]->getType());
+  if (lanes == 1) return b_.CreateCall(callee, args);
+  llvm::Value* out = llvm::PoisonValue::get(llvm::FixedVectorType::get(result, lanes));
+  for (int lane = 0; lane < lanes; ++lane) {
+    std::vector<llvm::Value*> lane_args;
+    for (llvm::Value* arg : args) lane_args.push_back(b_.CreateExtractElement(arg, lane));
+    out = b_.CreateInsertElement(out, b_.CreateCall(callee, lane_args), lane);
+  }
+  return out;
+}
+
+// String words are i64 in registers; libkiln_rt takes and returns them as pointers, which the
+// C ABIs Kiln targets pass in the same integer registers (declared as i64 here).
+llvm::Value* FunctionEmitter::EmitStringCast(DataType from, DataType to, llvm::Value* value) {
+  llvm::Type* i64 = b_.getInt64Ty();
+  const DataType number = to == DataType::kString ? from : to;
+  KILN_CHECK(number != DataType::kFloat16 && number != DataType::kBFloat16 &&
+             number != DataType::kBool && number != DataType::kString)
+      << "cast between string and " << DataTypeName(number);
+  const char* suffix = number == DataType::kFloat32   ? "f32"
+                       : number == DataType::kFloat64 ? "f64"
+                       : IsSignedInt(number)          ? "i64"
+                                                      : "u64";
+  llvm::Type* wide = number == DataType::kFloat32   ? b_.getFloatTy()
+                     : number == DataType::kFloat64 ? b_.getDoubleTy()
+                                                    : i64;
+  int lanes = Lanes(value->getType());
+  if (to == DataType::kString) {
+    if (!IsFloat(number)) {
+      llvm::Type* target = module_.ComputeType(DataType::kInt64, lanes);
+      value = IsSignedInt(number) ? b_.CreateSExtOrTrunc(value, target) : b_.CreateZExtOrTrunc(value, target);
+    }
+    return CallPerLane(
+        module_.RuntimeFunction(absl::StrCat("kiln_rt_string_from_", suffix), i64, {wide}), i64,
+        {value});
+  }
+  llvm::Value* result = CallPerLane(
+      module_.RuntimeFunction(absl::StrCat("kiln_rt_string_to_", suffix), wide, {i64}), wide,
+      {value});
+  if (IsFloat(number)) return result;
+  // Integers narrower than 64 bits wrap, as the interpreter's Wrap does.
+  return b_.CreateTrunc(result, module_.ComputeType(number, lanes));
+}
+
+llvm::Value* FunctionEmitter::EmitStringIntrinsic(Intrinsic intrinsic,
+                                                  const std::vector<llvm::Value*>& args) {
+  llvm::Type* i64 = b_.getInt64Ty();
+  switch (intrinsic) {
+    case Intrinsic::kStringUpper:
+      return CallPerLane(module_.RuntimeFunction("kiln_rt_string_upper", i64, {i64}), i64, args);
+    case Intrinsic::kStringLower:
+      return CallPerLane(module_.RuntimeFunction("kiln_rt_string_lower", i64, {i64}), i64, args);
+    default: {
+      llvm::Type* i32 = b_.getInt32Ty();
+      llvm::Value* equal = CallPerLane(
+          module_.RuntimeFunction("kiln_rt_string_equal", i32, {i64, i64}), i32, args);
+      return b_.CreateICmpNE(equal, llvm::Constant::getNullValue(equal->getType()));
+    }
+  }
 }
 
 llvm::Value* FunctionEmitter::EmitFloatMath(Intrinsic intrinsic, DataType dtype,
@@ -543,6 +612,9 @@ llvm::Value* FunctionEmitter::EmitFloatMath(Intrinsic intrinsic, DataType dtype,
     case Intrinsic::kAsinh: return c_math("asinh");
     case Intrinsic::kAcosh: return c_math("acosh");
     case Intrinsic::kAtanh: return c_math("atanh");
+    case Intrinsic::kStringUpper:
+    case Intrinsic::kStringLower:
+    case Intrinsic::kStringEqual: break;  // EmitStringIntrinsic's
   }
   KILN_UNREACHABLE() << "intrinsic " << loop::IntrinsicName(intrinsic);
   (void)dtype;
@@ -554,6 +626,7 @@ llvm::Value* FunctionEmitter::EmitIntrinsic(const loop::IntrinsicCallNode* op) {
   std::vector<llvm::Value*> args;
   for (const loop::PrimExpr& arg : op->args) args.push_back(Splat(EmitExpr(arg), lanes));
   DataType dtype = op->args[0]->type.dtype;
+  if (loop::IsStringIntrinsic(op->intrinsic)) return EmitStringIntrinsic(op->intrinsic, args);
   bool predicate = op->intrinsic == Intrinsic::kIsNan || op->intrinsic == Intrinsic::kIsInf;
   if (IsFloat(dtype) && op->intrinsic == Intrinsic::kFma && DataTypeBytes(dtype) == 2) {
     // float16/bfloat16: the exact product in double, then one rounding to the format.

@@ -66,6 +66,11 @@ class FunctionEmitter {
   llvm::Value* EmitLazyLogic(const loop::BinaryNode* op);
   llvm::Value* EmitSelect(const loop::SelectNode* op);
   llvm::Value* EmitCast(const loop::CastNode* op);
+  // Casts to and from strings and the string intrinsics: libkiln_rt calls, one per lane.
+  llvm::Value* EmitStringCast(DataType from, DataType to, llvm::Value* value);
+  llvm::Value* EmitStringIntrinsic(loop::Intrinsic intrinsic, const std::vector<llvm::Value*>& args);
+  llvm::Value* CallPerLane(llvm::FunctionCallee callee, llvm::Type* result,
+                           const std::vector<llvm::Value*>& args);
   llvm::Value* EmitIntrinsic(const loop::IntrinsicCallNode* op);
   llvm::Value* EmitFloatMath(loop::Intrinsic intrinsic, DataType dtype,
                              const std::vector<llvm::Value*>& args);

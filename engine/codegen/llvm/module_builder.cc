@@ -13,6 +13,7 @@
 #include "engine/codegen/llvm/weight_prefetch.h"
 #include "engine/loop/functor.h"
 #include "engine/loop/prim_func.h"
+#include "engine/loop/string_elements.h"
 #include "engine/support/check.h"
 #include "engine/support/identifier.h"
 #include "llvm/IR/IRBuilder.h"
@@ -277,8 +278,9 @@ class Builder {
   void EmitKernel(const lower::LoweredKernel& kernel) {
     KernelInfo& info = kernels_.at(kernel.name);
     llvm::Value* scratch = info.function->getArg(static_cast<unsigned>(info.func->params.size()));
+    // A kernel on strings runs serially: the strings it creates go to the calling thread's arena.
     FunctionEmitter emitter(context_, info.function, &info.scratch_offsets, scratch,
-                            /*in_parallel=*/false);
+                            /*in_parallel=*/loop::TouchesStrings(*info.func));
     if (auto it = prefetch_plans_.find(kernel.name); it != prefetch_plans_.end()) {
       std::vector<llvm::Constant*> weights;
       for (const PrefetchPlan::Target& target : it->second.targets) weights.push_back(WeightGlobal(target.weight));
@@ -410,13 +412,40 @@ class Builder {
       storage_pointer_[main_->param_buffer(i)->data.get()] = pointer;
     }
     if (scratch_base_ + max_scratch_bytes_ > 0) check(workspace_);
+    // String tensors: the strings kernels create live in a run arena; the string outputs get
+    // malloc'ed copies the caller owns (kiln_runtime.h) before it is released.
+    const bool strings = loop::ModuleTouchesStrings(lowered_.module);
+    llvm::Value* enclosing_arena = nullptr;
+    auto* i64 = b.getInt64Ty();
+    if (strings) {
+      enclosing_arena = b.CreateCall(context_.RuntimeFunction("kiln_rt_strings_begin", ptr, {}));
+    }
     EmitMainStmt(b, main_->body);
-    b.CreateRet(b.getInt32(0));
+    if (strings) {
+      llvm::Value* status = b.getInt32(0);
+      for (int o = 0; o < lowered_.num_outputs; ++o) {
+        const loop::Buffer& buffer = main_->param_buffer(lowered_.num_inputs + o);
+        if (buffer->dtype != DataType::kString) continue;
+        llvm::Value* kept = b.CreateCall(
+            context_.RuntimeFunction("kiln_rt_strings_keep", i32, {ptr, i64}),
+            {storage_pointer_[main_->params[lowered_.num_inputs + o].get()],
+             b.getInt64(static_cast<uint64_t>(buffer->NumElements()))});
+        status = b.CreateSelect(b.CreateICmpNE(kept, b.getInt32(0)), kept, status);
+      }
+      llvm::Value* ended = b.CreateCall(
+          context_.RuntimeFunction("kiln_rt_strings_end", i32, {ptr}), {enclosing_arena});
+      b.CreateRet(b.CreateSelect(b.CreateICmpNE(ended, b.getInt32(0)), ended, status));
+    } else {
+      b.CreateRet(b.getInt32(0));
+    }
     b.SetInsertPoint(fail_null);
     b.CreateRet(b.getInt32(1));  // KILN_ERROR_NULL_BUFFER
     b.SetInsertPoint(fail_align);
     b.CreateRet(b.getInt32(2));  // KILN_ERROR_MISALIGNED_BUFFER
     b.SetInsertPoint(fail_shape_);
+    if (strings) {
+      b.CreateCall(context_.RuntimeFunction("kiln_rt_strings_end", i32, {ptr}), {enclosing_arena});
+    }
     b.CreateRet(b.getInt32(4));  // KILN_ERROR_SHAPE_MISMATCH
   }
 

@@ -24,6 +24,7 @@ llvm::Type* ScalarType(llvm::LLVMContext& context, DataType dtype, bool storage)
     case DataType::kInt64:
     case DataType::kUInt64: return llvm::Type::getInt64Ty(context);
     case DataType::kBool: return storage ? llvm::Type::getInt8Ty(context) : llvm::Type::getInt1Ty(context);
+    case DataType::kString: return llvm::Type::getInt64Ty(context);  // the pointer word
   }
   KILN_UNREACHABLE() << "dtype";
   return nullptr;
@@ -128,6 +129,11 @@ llvm::FunctionCallee ModuleContext::MathFunction(const std::string& name, llvm::
     function->setWillReturn();
   }
   return callee;
+}
+
+llvm::FunctionCallee ModuleContext::RuntimeFunction(const std::string& name, llvm::Type* result,
+                                                    std::vector<llvm::Type*> params) {
+  return module.getOrInsertFunction(name, llvm::FunctionType::get(result, params, false));
 }
 
 std::string ModuleContext::OutlinedName(const std::string& parent) {

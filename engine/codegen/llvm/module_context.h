@@ -48,6 +48,9 @@ struct ModuleContext {
   llvm::FunctionCallee ProfileExit();
   // A C math function of one or two `type` arguments (tanhf, erf, ...).
   llvm::FunctionCallee MathFunction(const std::string& name, llvm::Type* type, int arity);
+  // A libkiln_rt string function (kiln_runtime.h: kiln_rt_string_*, kiln_rt_strings_*).
+  llvm::FunctionCallee RuntimeFunction(const std::string& name, llvm::Type* result,
+                                       std::vector<llvm::Type*> params);
 
   // A fresh name for a function outlined from `parent` ("<parent>_parallel_<n>").
   std::string OutlinedName(const std::string& parent);

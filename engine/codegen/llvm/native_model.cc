@@ -117,6 +117,20 @@ absl::StatusOr<std::unique_ptr<NativeModel>> NativeModel::Load(const NativeModul
   define("kiln_rt_profile_enter", &kiln_rt_profile_enter);
   define("kiln_rt_profile_exit", &kiln_rt_profile_exit);
   define("kiln_rt_run_per_sample", &kiln_rt_run_per_sample);
+  define("kiln_rt_strings_begin", &kiln_rt_strings_begin);
+  define("kiln_rt_strings_keep", &kiln_rt_strings_keep);
+  define("kiln_rt_strings_end", &kiln_rt_strings_end);
+  define("kiln_rt_string_from_f32", &kiln_rt_string_from_f32);
+  define("kiln_rt_string_from_f64", &kiln_rt_string_from_f64);
+  define("kiln_rt_string_from_i64", &kiln_rt_string_from_i64);
+  define("kiln_rt_string_from_u64", &kiln_rt_string_from_u64);
+  define("kiln_rt_string_to_f32", &kiln_rt_string_to_f32);
+  define("kiln_rt_string_to_f64", &kiln_rt_string_to_f64);
+  define("kiln_rt_string_to_i64", &kiln_rt_string_to_i64);
+  define("kiln_rt_string_to_u64", &kiln_rt_string_to_u64);
+  define("kiln_rt_string_upper", &kiln_rt_string_upper);
+  define("kiln_rt_string_lower", &kiln_rt_string_lower);
+  define("kiln_rt_string_equal", &kiln_rt_string_equal);
   if (llvm::Error error = library.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
     return absl::InternalError(ErrorText(std::move(error)));
   }
@@ -251,6 +265,8 @@ absl::Status NativeModel::Run(const std::vector<loop::HostTensor*>& inputs,
   if (status != KILN_OK) return RunError(status);
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!outputs[i]->bytes.empty()) std::memcpy(outputs[i]->bytes.data(), output_pointers[i], outputs[i]->bytes.size());
+    // The run left strings the caller owns (kiln_runtime.h): the tensor takes them over.
+    if (outputs[i]->dtype == DataType::kString) outputs[i]->AdoptMallocedStrings();
   }
   return absl::OkStatus();
 }

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "engine/ir/structural_equal.h"
@@ -182,6 +183,49 @@ absl::StatusOr<TensorData> ConvertContext::TensorAttr(const std::string& name) c
   return data;
 }
 
+namespace {
+
+bool MentionsString(const Type& type) {
+  if (const auto* tensor = type.as<TensorTypeNode>()) return tensor->dtype == DataType::kString;
+  if (const auto* tuple = type.as<TupleTypeNode>()) {
+    for (const Type& field : tuple->fields) {
+      if (MentionsString(field)) return true;
+    }
+  }
+  return false;
+}
+
+// The graph ops that may take or give string elements: they only move elements, or are the
+// casts and string ops, whose kernels call libkiln_rt. Every other op would compute with the
+// pointer words, so a model that needs one is refused here, naming its node.
+bool TakesStrings(const std::string& op) {
+  static const auto* ops = new std::set<std::string>{
+      "cast",      "string.change_case", "string.in_set", "compress",   "reshape",
+      "string.full_like",
+      "squeeze",   "expand_dims",        "transpose",     "take",       "concatenate",
+      "assert",    "where",              "strided_slice"};
+  return ops->count(op) != 0;
+}
+
+}  // namespace
+
+absl::Status ConvertContext::CheckStringUse(const std::string& op,
+                                            const std::vector<Type>& arg_types,
+                                            const Type& result) const {
+  if (TakesStrings(op)) return absl::OkStatus();
+  for (size_t i = 0; i < arg_types.size(); ++i) {
+    if (MentionsString(arg_types[i])) {
+      return Error(absl::StrCat("Kiln's ", op, " does not take string tensors (argument ", i,
+                                " is one); strings go only through Cast, StringNormalizer and "
+                                "ops that move elements (Reshape, Transpose, Gather, Concat, ...)"));
+    }
+  }
+  if (MentionsString(result)) {
+    return Error(absl::StrCat("Kiln's ", op, " cannot make a string tensor"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Expr> ConvertContext::Call(const std::string& op, std::vector<Expr> args,
                                           Attrs attrs) {
   const OpEntry* entry = OpRegistry::Global().Find(op);
@@ -196,6 +240,7 @@ absl::StatusOr<Expr> ConvertContext::Call(const std::string& op, std::vector<Exp
   }
   auto type = InferCallType(*entry, arg_types, *normalized);
   if (!type.ok()) return Error(type.status().message());
+  KILN_RETURN_IF_ERROR(CheckStringUse(op, arg_types, *type));
   return Expr(MakeRef<CallNode>(GetOp(op), std::move(args), std::move(*normalized),
                                 ExprFields{span_, std::move(*type), nullptr}));
 }
@@ -253,6 +298,7 @@ absl::StatusOr<DataType> DataTypeFromOnnx(int32_t onnx_type) {
     case onnx::TensorProto::UINT32: return DataType::kUInt32;
     case onnx::TensorProto::UINT64: return DataType::kUInt64;
     case onnx::TensorProto::BFLOAT16: return DataType::kBFloat16;
+    case onnx::TensorProto::STRING: return DataType::kString;
     default: break;
   }
   std::string name = onnx::TensorProto::DataType_IsValid(onnx_type)
@@ -297,6 +343,11 @@ absl::StatusOr<TensorData> ReadTensorProto(const onnx::TensorProto& proto,
   }
   auto dtype = DataTypeFromOnnx(proto.data_type());
   if (!dtype.ok()) return fail(std::string(dtype.status().message()));
+  if (*dtype == DataType::kString) {
+    return fail("string constants (initializers, Constant nodes) are not supported; string "
+                "tensors may be graph inputs and outputs and what Cast and StringNormalizer "
+                "make of them");
+  }
   if (proto.dims_size() > kMaxTensorRank) {
     return fail(absl::StrCat(proto.dims_size(), " dimensions, more than the limit of ",
                              kMaxTensorRank));

@@ -89,6 +89,9 @@ class ConvertContext {
 
   // Builders: typed at once (errors name this node), spans attached.
   absl::StatusOr<Expr> Call(const std::string& op, std::vector<Expr> args, Attrs attrs = nullptr);
+  // An error naming this node unless `op` may take (and give) string tensors.
+  absl::Status CheckStringUse(const std::string& op, const std::vector<Type>& arg_types,
+                              const Type& result) const;
   Expr Constant(TensorData data);
   absl::StatusOr<Expr> TupleGetItem(const Expr& tuple, int index);
   absl::StatusOr<Expr> Tuple(std::vector<Expr> fields);

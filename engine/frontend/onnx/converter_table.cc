@@ -32,6 +32,7 @@ const ConverterTable& ConverterTable::Builtin() {
     RegisterRoiAlignConverter(*t);
     RegisterNonMaxSuppressionConverter(*t);
     RegisterRandomConverters(*t);
+    RegisterStringConverters(*t);
     return t;
   }();
   return *table;

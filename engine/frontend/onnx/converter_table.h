@@ -50,5 +50,6 @@ void RegisterDetConverter(ConverterTable& table);           // det_converter.cc
 void RegisterRoiAlignConverter(ConverterTable& table);      // roi_align_converter.cc
 void RegisterNonMaxSuppressionConverter(ConverterTable& table);  // non_max_suppression_converter.cc
 void RegisterRandomConverters(ConverterTable& table);          // random_values.cc
+void RegisterStringConverters(ConverterTable& table);          // string_converters.cc
 
 }  // namespace kiln::onnx_frontend

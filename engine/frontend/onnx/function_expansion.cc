@@ -35,6 +35,7 @@ int32_t OnnxElementType(DataType dtype) {
     case DataType::kUInt32: return onnx::TensorProto::UINT32;
     case DataType::kUInt64: return onnx::TensorProto::UINT64;
     case DataType::kBFloat16: return onnx::TensorProto::BFLOAT16;
+    case DataType::kString: return onnx::TensorProto::STRING;
     default: return onnx::TensorProto::UNDEFINED;
   }
 }

@@ -863,6 +863,13 @@ absl::StatusOr<IRModule> ImportOnnxModel(std::string_view model_bytes,
   if (model_bytes.size() > static_cast<size_t>(INT32_MAX)) {
     return absl::InvalidArgumentError("models over 2 GiB need external data, not supported");
   }
+  for (const auto& [name, value] : options.input_values) {
+    if (value && value->dtype == DataType::kString) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", name, "': string inputs cannot be given values at import (strings have no "
+          "constant form in Kiln)"));
+    }
+  }
   onnx::ModelProto model;
   if (!model.ParseFromArray(model_bytes.data(), static_cast<int>(model_bytes.size()))) {
     return absl::InvalidArgumentError(

@@ -207,6 +207,8 @@ PrimExpr FoldCast(PrimType type, const PrimExpr& value, const Span& span) {
   if (c == nullptr || lanes != type.lanes) return nullptr;
   DataType from = c->type.dtype;
   DataType to = type.dtype;
+  // A string's text is made at run time (libkiln_rt), never folded.
+  if (from == DataType::kString || to == DataType::kString) return nullptr;
   PrimType scalar_type = type.element();
   PrimExpr scalar;
   if (c->kind() == ObjectKind::kFloatImm) {

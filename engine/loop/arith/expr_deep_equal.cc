@@ -28,6 +28,8 @@ bool ExprDeepEqual(const PrimExpr& a, const PrimExpr& b) {
       // Bitwise, so 0.0 and -0.0 differ and NaN equals itself.
       return std::bit_cast<uint64_t>(a.as<FloatImmNode>()->value) ==
              std::bit_cast<uint64_t>(b.as<FloatImmNode>()->value);
+    case ObjectKind::kStringImm:
+      return a.as<StringImmNode>()->value == b.as<StringImmNode>()->value;
     case ObjectKind::kLoopVar: return false;  // variables are equal only to themselves
     case ObjectKind::kBinary: {
       const auto* x = a.as<BinaryNode>();

@@ -17,5 +17,6 @@ void RegisterTransformComputes(OpRegistry& registry);    // transform_compute.cc
 void RegisterIndexComputes(OpRegistry& registry);        // index_compute.cc
 void RegisterDeviceComputes(OpRegistry& registry);       // device_compute.cc
 void RegisterShapeGuardComputes(OpRegistry& registry);   // shape_guard_compute.cc
+void RegisterStringComputes(OpRegistry& registry);       // string_compute.cc
 
 }  // namespace kiln

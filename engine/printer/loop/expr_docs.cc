@@ -116,6 +116,10 @@ Doc BuildFloatImm(const ObjectRef& node, IRDocsifier&) {
   return WithSource(TCall(DataTypeName(imm->type.dtype), {FloatText(*imm)}), node);
 }
 
+Doc BuildStringImm(const ObjectRef& node, IRDocsifier&) {
+  return WithSource(StringLiteral(node.as<loop::StringImmNode>()->value), node);
+}
+
 Doc BuildVar(const ObjectRef& node, IRDocsifier& d) { return VarDoc(d, node.as<loop::VarNode>()); }
 
 Doc BuildBinary(const ObjectRef& node, IRDocsifier& d) {

@@ -57,6 +57,7 @@ Doc BuildWhile(const ObjectRef& node, IRDocsifier& d);
 
 Doc BuildIntImm(const ObjectRef& node, IRDocsifier& d);
 Doc BuildFloatImm(const ObjectRef& node, IRDocsifier& d);
+Doc BuildStringImm(const ObjectRef& node, IRDocsifier& d);
 Doc BuildVar(const ObjectRef& node, IRDocsifier& d);
 Doc BuildBinary(const ObjectRef& node, IRDocsifier& d);
 Doc BuildNot(const ObjectRef& node, IRDocsifier& d);

@@ -74,6 +74,7 @@ void RegisterLoopDialectPrinter(IRDocsifier::Registry& registry) {
 
     registry.Register(token, ObjectKind::kIntImm, ExpressionBuilder(lp::BuildIntImm));
     registry.Register(token, ObjectKind::kFloatImm, ExpressionBuilder(lp::BuildFloatImm));
+    registry.Register(token, ObjectKind::kStringImm, ExpressionBuilder(lp::BuildStringImm));
     registry.Register(token, ObjectKind::kLoopVar, ExpressionBuilder(lp::BuildVar));
     registry.Register(token, ObjectKind::kBinary, ExpressionBuilder(lp::BuildBinary));
     registry.Register(token, ObjectKind::kNot, ExpressionBuilder(lp::BuildNot));
