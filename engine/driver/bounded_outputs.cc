@@ -75,6 +75,7 @@ loop::HostTensor CutAlong(const loop::HostTensor& tensor, int axis, int64_t keep
     std::memcpy(cut.bytes.data() + o * keep * inner, tensor.bytes.data() + o * extent * inner,
                 static_cast<size_t>(keep * inner));
   }
+  cut.strings = tensor.strings;  // a string tensor's words point into its storage
   return cut;
 }
 

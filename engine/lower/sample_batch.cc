@@ -415,14 +415,6 @@ absl::StatusOr<std::optional<SampleBatch>> FindSampleBatch(const IRModule& impor
   SampleBatch batch;
   batch.symbol = symbol;
   for (const Var& param : main->params) {
-    const auto* tensor = param->type_annotation.as<TensorTypeNode>();
-    if (tensor != nullptr && tensor->dtype == DataType::kString) {
-      // Per-sample runs copy each sample's slice of the inputs and outputs; strings are pointers
-      // whose outputs each run hands to the caller, which that copying does not follow.
-      return absl::UnimplementedError(absl::StrCat(
-          "input '", param->name_hint, "' is a string tensor: a model with string tensors needs "
-          "fixed input shapes (input_shapes, kiln-run --input_shape, kiln --input-shape)"));
-    }
     KILN_RETURN_IF_ERROR(
         checker.CheckDims(param->type_annotation, absl::StrCat("input '", param->name_hint, "'")));
     batch.inputs.push_back(checker.HasBatch(param->type_annotation));
@@ -431,7 +423,20 @@ absl::StatusOr<std::optional<SampleBatch>> FindSampleBatch(const IRModule& impor
   KILN_RETURN_IF_ERROR(WalkPostOrder(
       main->body.get(), ChildSet::kUses,
       [&](const WalkEdge& edge) { return visited.insert(edge.child).second; },
-      [&](const ExprNode* node) { return checker.CheckNode(node); }));
+      [&](const ExprNode* node) -> absl::Status {
+        // Per-sample runs copy each sample's slice of the inputs and outputs; string words point
+        // at strings each run hands to the caller, which that copying does not follow.
+        if (node->checked_type) {
+          for (const TensorTypeNode* tensor : TensorTypesOf(node->checked_type)) {
+            if (tensor->dtype == DataType::kString) {
+              return absl::UnimplementedError(
+                  "the model has string tensors, which need fixed input shapes (input_shapes, "
+                  "kiln-run --input_shape, kiln --input-shape)");
+            }
+          }
+        }
+        return checker.CheckNode(node);
+      }));
   const Type& result = main->body->checked_type;
   KILN_RETURN_IF_ERROR(checker.CheckDims(result, "the model's outputs"));
   for (const TensorTypeNode* output : TensorTypesOf(result)) batch.outputs.push_back(checker.IsBatched(output));

@@ -163,7 +163,19 @@ void RegisterElementwiseOps(OpRegistry& registry) {
     entry.pattern = OpPattern::kElementwise;
     entry.relation = [](const TypeRelationInput& in) -> absl::StatusOr<Type> {
       KILN_ASSIGN_OR_RETURN(const TensorTypeNode* t, TensorArg(in, 0));
-      return Type(MakeTensorType(t->shape, DataTypeAttr(in.attrs, "dtype")));
+      const DataType to = DataTypeAttr(in.attrs, "dtype");
+      if ((t->dtype == DataType::kString) != (to == DataType::kString)) {
+        // Strings convert through libkiln_rt, which reads and prints float32, float64 and the
+        // integers only.
+        DataType number = to == DataType::kString ? t->dtype : to;
+        if (number == DataType::kFloat16 || number == DataType::kBFloat16 ||
+            number == DataType::kBool) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "casts between string and ", DataTypeName(number),
+              " are not supported (float32, float64 and the integer types are)"));
+        }
+      }
+      return Type(MakeTensorType(t->shape, to));
     };
     registry.Register(std::move(entry));
   }

@@ -1,11 +1,13 @@
 // Operators on string tensors (ONNX StringNormalizer's parts; casts to and from strings are the
 // `cast` op):
 //   string.change_case(x, case="upper"|"lower") -> string: ASCII letters changed;
-//   string.in_set(x, words=[...], case_sensitive) -> bool: whether each element is one of the
-//     words (compared lowercased when not case-sensitive);
+//   string.in_set(x, words=[...]) -> bool: whether each element is one of the words (exactly;
+//     StringNormalizer lowercases both sides first when it is not case-sensitive);
 //   string.full_like(x, value) -> string: x's shape, every element `value` (StringNormalizer's
 //     [""] when it removes every word).
-// Both are elementwise, so they fuse with casts and the compaction around them.
+// change_case and full_like are elementwise, so they fuse with casts and the compaction around
+// them. in_set compares each element with every word: it is opaque, so its input is a buffer
+// it loads from, never a producer (a cast, a case change) inlined and so run once per word.
 #include "absl/strings/str_cat.h"
 #include "engine/op/op_families.h"
 #include "engine/op/type_relations.h"
@@ -89,10 +91,8 @@ void RegisterStringOps(OpRegistry& registry) {
     OpEntry entry;
     entry.name = "string.in_set";
     entry.summary = "whether each string is one of the words";
-    entry.attrs = {{"words", AttrKind::kAny, std::nullopt, "the strings to look for", CheckWords},
-                   {"case_sensitive", AttrKind::kBool, AttrValue(true),
-                    "compare exactly (else both sides lowercased)", nullptr}};
-    entry.pattern = OpPattern::kElementwise;
+    entry.attrs = {{"words", AttrKind::kAny, std::nullopt, "the strings to look for", CheckWords}};
+    entry.pattern = OpPattern::kOpaque;
     entry.relation = [](const TypeRelationInput& in) -> absl::StatusOr<Type> {
       KILN_ASSIGN_OR_RETURN(const TensorTypeNode* x, StringArg(in));
       return Type(MakeTensorType(x->shape, DataType::kBool));

@@ -110,13 +110,17 @@ class StepRunner {
         if (!ran.ok()) {
           args[i] = loop::HostTensor::Zeros(DataType::kString, args[i].shape);
         } else {
-          kiln_rt_strings_keep(args[i].bytes.data(), args[i].NumElements());
+          if (kiln_rt_strings_keep(args[i].bytes.data(), args[i].NumElements()) != KILN_OK) {
+            ran = absl::ResourceExhaustedError("copying a step's string outputs");
+          }
           args[i].AdoptMallocedStrings();
         }
       }
       outputs.push_back(std::move(args[i]));
     }
-    kiln_rt_strings_end(enclosing);
+    if (kiln_rt_strings_end(enclosing) != KILN_OK && ran.ok()) {
+      ran = absl::ResourceExhaustedError("a step's strings did not fit in memory");
+    }
     if (!ran.ok()) return ran;
     return outputs;
   }

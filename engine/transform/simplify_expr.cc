@@ -270,6 +270,13 @@ class ExprSimplifier : public PostOrderRewriter {
     if (x_type == nullptr || mid_type == nullptr || !LosslessCast(x_type->dtype, mid_type->dtype)) {
       return expr;
     }
+    // A string's text is not a number's: a cast into or out of one never merges (bool -> int ->
+    // string prints "1", not what a direct cast would; string -> int8 wraps what it read).
+    const TensorTypeNode* result_type = TensorTypeOf(expr);
+    if (x_type->dtype == DataType::kString || mid_type->dtype == DataType::kString ||
+        result_type == nullptr || result_type->dtype == DataType::kString) {
+      return expr;
+    }
     KILN_ASSIGN_OR_RETURN(Attrs attrs, AttrsOf(call));
     return ReplaceChain(expr, inner->args[0], "cast", attrs);
   }

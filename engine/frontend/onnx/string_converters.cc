@@ -1,5 +1,5 @@
 // StringNormalizer: stopwords removed along the last axis, then a case change, as the graph ops
-//   keep = logical_not(string.in_set(x, stopwords, case_sensitive))
+//   keep = logical_not(string.in_set(x, stopwords))   (both lowercased when not case-sensitive)
 //   y = compress(x, keep, axis=-1, count=K)   (K: the length the model declares, checked)
 //   y = where(count(keep) == 0, string.full_like(y, ""), y)   (when K is 1: ONNX gives [""] when
 //       every word goes)
@@ -41,7 +41,9 @@ absl::StatusOr<std::vector<Expr>> ConvertStringNormalizer(ConvertContext& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t case_sensitive, ctx.IntAttr("is_case_sensitive", 0));
   AttrValue::Array stopwords;
   if (const onnx::AttributeProto* attr = ctx.FindAttr("stopwords")) {
-    for (const std::string& word : attr->strings()) stopwords.push_back(AttrValue(word));
+    for (const std::string& word : attr->strings()) {
+      stopwords.push_back(AttrValue(case_sensitive != 0 ? word : absl::AsciiStrToLower(word)));
+    }
   }
   Expr y = x;
   if (!stopwords.empty()) {
@@ -53,9 +55,13 @@ absl::StatusOr<std::vector<Expr>> ConvertStringNormalizer(ConvertContext& ctx) {
           "shape (Kiln compiles that length and checks it when the model runs)");
     }
     const int64_t count = (*declared)[axis];
-    KILN_ASSIGN_OR_RETURN(Expr in_set, ctx.Call("string.in_set", {x},
-                                                 MakeAttrs({{"words", stopwords},
-                                                            {"case_sensitive", case_sensitive != 0}})));
+    Expr key = x;
+    if (case_sensitive == 0) {  // both sides lowercased: the words above, x here (once each)
+      KILN_ASSIGN_OR_RETURN(key, ctx.Call("string.change_case", {x},
+                                          MakeAttrs({{"case", std::string("lower")}})));
+    }
+    KILN_ASSIGN_OR_RETURN(Expr in_set,
+                          ctx.Call("string.in_set", {key}, MakeAttrs({{"words", stopwords}})));
     KILN_ASSIGN_OR_RETURN(Expr keep, ctx.Call("logical_not", {in_set}));
     if (rank == 2) {
       KILN_ASSIGN_OR_RETURN(keep, ctx.Call("reshape", {keep},

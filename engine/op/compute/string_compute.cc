@@ -1,7 +1,5 @@
 // Compute definitions of the string ops (engine/op/string_ops.cc): libkiln_rt calls per element
 // through the loop IR's string intrinsics.
-#include <cctype>
-
 #include "engine/op/compute/compute_families.h"
 #include "engine/op/compute/compute_util.h"
 #include "engine/op/type_relations.h"
@@ -15,13 +13,6 @@ using compute::PrimExpr;
 using compute::Tensor;
 using compute::Var;
 using loop::Intrinsic;
-
-std::string Lowercase(std::string text) {
-  for (char& c : text) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return text;
-}
 
 // any(key == words[i] for i in [begin, end)) as a balanced tree: its depth (what visitors
 // recurse on) grows with the log of the word count.
@@ -52,19 +43,16 @@ absl::StatusOr<std::vector<Tensor>> ChangeCaseCompute(const ComputeInput& in) {
 absl::StatusOr<std::vector<Tensor>> InSetCompute(const ComputeInput& in) {
   KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, "string.in_set"));
   KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, "string.in_set"));
-  const bool case_sensitive = BoolAttr(in.attrs, "case_sensitive");
   std::vector<std::string> words;
   for (const AttrValue& word : in.attrs.Find("words")->get<AttrValue::Array>()) {
-    words.push_back(case_sensitive ? word.get<std::string>() : Lowercase(word.get<std::string>()));
+    words.push_back(word.get<std::string>());
   }
   const Tensor& x = in.inputs[0];
   return compute::One(te::Compute(
       "T_in_set", result.shape, {x},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         if (words.empty()) return loop::BoolImm(false);
-        PrimExpr key = x(AsExprs(i));
-        if (!case_sensitive) key = loop::MakeIntrinsic(Intrinsic::kStringLower, {key});
-        return AnyEqual(key, words, 0, words.size());
+        return AnyEqual(x(AsExprs(i)), words, 0, words.size());
       },
       "elemwise"));
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/driver/bounded_outputs.h"
 #include "tests/unit/driver/run_all_backends.h"
 #include "tests/unit/frontend/onnx_builder.h"
 
@@ -139,6 +140,48 @@ TEST(StringOpsTest, AKeptCountOtherThanTheDeclaredOneFailsTheRun) {
     ASSERT_FALSE(outputs.ok()) << (native ? "native" : "interpreter");
     EXPECT_EQ(outputs.status().code(), absl::StatusCode::kInvalidArgument);
   }
+}
+
+TEST(StringOpsTest, CastsThroughAStringAreNeverMerged) {
+  // bool -> int32 -> string prints the integer ("1"); merged into one cast it would be a cast
+  // from bool, which strings do not take.
+  OnnxModelBuilder b(13);
+  b.Input("x", {2}, onnx::TensorProto::BOOL).Output("y", {2}, onnx::TensorProto::STRING);
+  OnnxModelBuilder::IntAttr(b.Node("Cast", {"x"}, {"i"}, "to_int"), "to", onnx::TensorProto::INT32);
+  OnnxModelBuilder::IntAttr(b.Node("Cast", {"i"}, {"y"}, "to_text"), "to", onnx::TensorProto::STRING);
+  auto results = StringsOfEachBackend(
+      b.Bytes(), {loop::HostTensor::FromValues<uint8_t>(DataType::kBool, {2}, {1, 0})});
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& strings : results) EXPECT_THAT(strings, ElementsAre("1", "0"));
+}
+
+TEST(StringOpsTest, ABoundedStringOutputKeepsItsStringsWhenCut) {
+  // Compress without a declared output shape: a bounded output, cut after the run.
+  OnnxModelBuilder b(13);
+  b.Input("x", {3}, onnx::TensorProto::STRING).Input("keep", {3}, onnx::TensorProto::BOOL).Output("y");
+  OnnxModelBuilder::IntAttr(b.Node("Compress", {"x", "keep"}, {"y"}, "pick"), "axis", 0);
+  absl::StatusOr<CompileResult> compiled = CompileForAllBackends(b.Bytes());
+  ASSERT_TRUE(compiled.ok());
+  ASSERT_EQ(compiled->lowered->bounded_outputs.size(), 1u);
+  std::vector<loop::HostTensor> inputs = {
+      loop::HostTensor::FromStrings({3}, {"a", "bb", "ccc"}),
+      loop::HostTensor::FromValues<uint8_t>(DataType::kBool, {3}, {1, 0, 1})};
+  for (bool native : {false, true}) {
+    absl::StatusOr<std::vector<loop::HostTensor>> outputs = RunBackendTensors(*compiled, inputs, native);
+    ASSERT_TRUE(outputs.ok()) << outputs.status();
+    ASSERT_TRUE(CutBoundedOutputs(compiled->lowered->bounded_outputs, &*outputs).ok());
+    EXPECT_THAT((*outputs)[0].Strings(), ElementsAre("a", "ccc")) << (native ? "native" : "interpreter");
+  }
+}
+
+TEST(StringOpsTest, AModelWithStringsIsNotCompiledPerSample) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {-1, 2}, onnx::TensorProto::FLOAT, {"N"}).Output("y");
+  OnnxModelBuilder::IntAttr(b.Node("Cast", {"x"}, {"y"}, "to_text"), "to", onnx::TensorProto::STRING);
+  CompileOptions options;
+  CompileFailure failure;
+  ASSERT_FALSE(CompileOnnx(b.Bytes(), options, &failure).ok());
+  EXPECT_THAT(failure.status.message(), HasSubstr("string tensors, which need fixed input shapes"));
 }
 
 TEST(StringOpsTest, ArithmeticOnStringsIsAnImportErrorNamingTheNode) {
