@@ -107,6 +107,52 @@ void kiln_rt_strings_free(void* words, int64_t count) {
   }
 }
 
+static int reads_back(const char* text, double value, int single) {
+  return single ? strtof(text, NULL) == (float)value : strtod(text, NULL) == value;
+}
+
+/* The shortest significand digits (no leading or trailing zeros) that read back as |value| (as a
+ * float when `single`), and the decimal exponent of the first: as Dragon4's shortest mode (what
+ * NumPy prints) finds them. Of the digit strings of one length, the nearest to the value is tried
+ * first, then its neighbours one unit away in the last digit: next to a power of two the
+ * interval that reads back is lopsided, and a neighbour may read back where the nearest does
+ * not (float32 2^-96 is "1.2621775e-29", not "1.26217745e-29"). */
+static int shortest_digits(double value, int single, char digits[24], int* exponent) {
+  double magnitude = fabs(value);
+  char text[48];
+  for (int precision = 0; precision < 17; ++precision) {
+    snprintf(text, sizeof text, "%.*e", precision, magnitude);
+    /* text: d[.ddd]e(+|-)XX: the significand as an integer, and the power of ten it scales by */
+    long long significand = 0;
+    const char* p = text;
+    for (; *p != 'e'; ++p) {
+      if (*p != '.') significand = significand * 10 + (*p - '0');
+    }
+    int scale = atoi(p + 1) - precision;
+    long long chosen = -1;
+    if (reads_back(text, magnitude, single)) {
+      chosen = significand;
+    } else {
+      double best = INFINITY;
+      for (long long candidate = significand - 1; candidate <= significand + 1; candidate += 2) {
+        if (candidate <= 0) continue;
+        snprintf(text, sizeof text, "%llde%d", candidate, scale);
+        double error = fabs(strtod(text, NULL) - magnitude);
+        if (reads_back(text, magnitude, single) && error < best) {
+          best = error;
+          chosen = candidate;
+        }
+      }
+    }
+    if (chosen < 0) continue;
+    int n = snprintf(digits, 24, "%lld", chosen);
+    *exponent = scale + n - 1;
+    while (n > 1 && digits[n - 1] == '0') digits[--n] = '\0';
+    return n;
+  }
+  return 0; /* not reached: 17 significant digits read back as any double */
+}
+
 /* The shortest decimal that reads back as `value` (as a float when `single`), laid out as NumPy
  * prints a scalar (the ONNX tests' expected strings come from NumPy): positional when
  * 1e-4 <= |value| < 1e16, with at least one fractional digit ("1.0", "0.039187793"),
@@ -114,25 +160,10 @@ void kiln_rt_strings_free(void* words, int64_t count) {
 static const char* format_real(double value, int single) {
   if (isnan(value)) return "NaN";
   if (isinf(value)) return value < 0 ? "-INF" : "INF";
-  char scientific[40];
-  for (int precision = 0; precision < 17; ++precision) {
-    snprintf(scientific, sizeof scientific, "%.*e", precision, value);
-    int exact = single ? strtof(scientific, NULL) == (float)value
-                       : strtod(scientific, NULL) == value;
-    if (exact) break;
-  }
-  /* scientific: [-]d[.ddd]e(+|-)XX */
-  const char* p = scientific;
-  int negative = *p == '-';
-  if (negative) ++p;
-  char digits[24];
-  int n = 0;
-  for (; *p != 'e'; ++p) {
-    if (*p != '.' && n < (int)sizeof digits - 1) digits[n++] = *p;
-  }
-  int exponent = atoi(p + 1);
-  while (n > 1 && digits[n - 1] == '0') --n; /* "1.50e+00" never comes, but be exact */
-  digits[n] = '\0';
+  int negative = signbit(value) != 0;
+  char digits[24] = "0";
+  int exponent = 0;
+  int n = value == 0.0 ? 1 : shortest_digits(value, single, digits, &exponent);
   char out[64];
   int length = 0;
   if (negative) out[length++] = '-';
