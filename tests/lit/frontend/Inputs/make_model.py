@@ -30,8 +30,8 @@ def unsupported():
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
     nodes = [
         helper.make_node("Relu", ["x"], ["a"]),
-        helper.make_node("StringNormalizer", ["a"], ["b"]),
-        helper.make_node("StringNormalizer", ["b"], ["c"]),
+        helper.make_node("ImageDecoder", ["a"], ["b"]),
+        helper.make_node("ImageDecoder", ["b"], ["c"]),
         helper.make_node("Multinomial", ["c"], ["y"]),
     ]
     graph = helper.make_graph(nodes, "unsupported", [x], [y])
