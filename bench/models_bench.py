@@ -4,11 +4,18 @@ one intra-op thread (bench/ort_latency.js) on the same input in the same run, th
 and the largest difference between the two runtimes' outputs; then the geomean ratio and the
 slowest model's per-kernel breakdown. A benchmark, never a test.
 
+Each runtime is compiled or loaded once per model, in its own process (Kiln on one thread, ONNX
+Runtime on one intra-op thread, Kiln on two threads), and the rounds take turns: each round asks
+each process for the median of --runs runs, so the three are measured in one timeline seconds
+apart instead of minutes apart, and the load of the VM's neighbours, which moves these machines'
+speed by up to 1.5x over minutes, falls on all of them alike. The Kiln/ORT ratio and the 2-thread
+speedup are the medians of the rounds' ratios; the millisecond columns are the fastest round's
+medians. Kiln runs code compiled without the per-kernel profile (it brackets every kernel with two
+runtime calls); the per-kernel table comes from one more, profiled, run of the slowest model.
+
 usage: models_bench.py BUILD_DIR ORT_DIR [--runs=N] [--rounds=N] [--peak=GFLOPS] [MODEL ...]
   ORT_DIR holds node_modules/onnxruntime-node (npm install --ignore-scripts onnxruntime-node@1.30.0)
-  --rounds: per model, rounds of (Kiln 1 thread, Kiln 2 threads, ONNX Runtime) run one after
-  another (default 3); each figure is the fastest round's median, so a burst of load from the
-  VM's neighbours during one run does not move the ratio (their noise only ever adds time)
+  --runs: runs per round and process (default 10); --rounds: rounds per model (default 7)
   --peak: one core's FP32 peak, for each kernel's share of it (default 215: measured on these
   machines' AMD EPYC cores with 12 independent chains of 512-bit FMAs, 1.96x that on 2 threads;
   a Zen 4 host, whose AVX-512 runs on 256-bit pipes, measures 116: pass --peak=116 there)
@@ -16,14 +23,19 @@ usage: models_bench.py BUILD_DIR ORT_DIR [--runs=N] [--rounds=N] [--peak=GFLOPS]
 import json
 import math
 import os
-import re
+import queue
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The longest a compile, a load or one request's runs may take.
+DEADLINE_S = 600
 
 
 def run(command, env=None):
@@ -33,14 +45,53 @@ def run(command, env=None):
     return done.stdout
 
 
-def median_ms(text):
-    return float(re.search(r"median ([0-9.]+) ms", text).group(1))
+class Timed:
+    """A process that answers run counts on stdin with `median MS` lines after printing `ready`
+    (kiln-run --benchmark_requests, ort_latency.js with RUNS `-`). Every read has a deadline."""
+
+    def __init__(self, command, env=None):
+        self.command = command
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, env=env)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.preamble = []
+        while (line := self._line(DEADLINE_S)) != "ready":
+            self.preamble.append(line)
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def _line(self, timeout):
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            self.process.kill()
+            raise RuntimeError(f"{' '.join(self.command)}: no answer in {timeout} s")
+        if line is None:
+            raise RuntimeError(f"{' '.join(self.command)}: {self.process.stderr.read()[-2000:]}")
+        return line
+
+    def median(self, runs):
+        self.process.stdin.write(f"{runs}\n")
+        self.process.stdin.flush()
+        while not (line := self._line(DEADLINE_S)).startswith("median "):
+            pass
+        # Let a thread pool's spinning workers settle before the next process runs.
+        time.sleep(0.02)
+        return float(line.split()[1])
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=DEADLINE_S)
 
 
 def main():
     build, ort_dir = sys.argv[1], sys.argv[2]
     runs = 10
-    rounds = 3
+    rounds = 7
     peak = 215.0
     names = []
     for arg in sys.argv[3:]:
@@ -56,7 +107,7 @@ def main():
     work = tempfile.mkdtemp(prefix="kiln-models-")
     zoo = run([sys.executable, os.path.join(HERE, "model_zoo.py"), work] + names)
     env = dict(os.environ, NODE_PATH=os.path.join(ort_dir, "node_modules"))
-    rows, outputs_of = [], {}
+    rows, inputs_of = [], {}
     print(f"{'model':<13} {'GMAC':>6} {'kiln 1t ms':>10} {'kiln 2t ms':>10} {'ort 1t ms':>9} "
           f"{'kiln/ort':>8} {'GFLOP/s':>8} {'2t/1t':>6} {'max rel err':>11}")
     for line in zoo.split("\n"):
@@ -71,34 +122,40 @@ def main():
         input_file = os.path.join(work, name + ".input.npy")
         np.save(input_file, x)
         out_dir = os.path.join(work, name + ".out")
-        one_ms, two_ms, ort_ms, one = math.inf, math.inf, math.inf, ""
+        # Three processes, each compiled or loaded once: Kiln on one thread, ONNX Runtime, Kiln on
+        # two threads; each round asks each of them in turn for the median of `runs` runs.
+        one = Timed([kiln_run, model, f"--input={input_file}", "--threads=1",
+                     f"--output_dir={out_dir}", "--benchmark_requests"])
+        ort = Timed(["node", os.path.join(HERE, "ort_latency.js"), model, "-", dims], env=env)
+        two = Timed([kiln_run, model, f"--input={input_file}", "--threads=2", "--benchmark_requests"])
+        one_ms, ort_ms, two_ms = [], [], []
         for _ in range(rounds):
-            text = run([kiln_run, model, f"--input={input_file}", f"--benchmark={runs}",
-                        "--threads=1", f"--output_dir={out_dir}", f"--peak_gflops={peak}"])
-            if median_ms(text) < one_ms:
-                one_ms, one = median_ms(text), text
-            two = run([kiln_run, model, f"--input={input_file}", f"--benchmark={runs}",
-                       "--threads=2"])
-            two_ms = min(two_ms, median_ms(two))
-            ort = run(["node", os.path.join(HERE, "ort_latency.js"), model, str(runs), dims],
-                      env=env).split("\n")
-            ort_ms = min(ort_ms, float(ort[0]))
-        reference = np.array(json.loads(ort[1]), dtype=np.float64)
+            one_ms.append(one.median(runs))
+            ort_ms.append(ort.median(runs))
+            two_ms.append(two.median(runs))
+        for timed in (one, ort, two):
+            timed.close()
+        ratio = statistics.median(k / o for k, o in zip(one_ms, ort_ms))
+        speedup = statistics.median(k / t for k, t in zip(one_ms, two_ms))
+        k1, k2, ort_ms = min(one_ms), min(two_ms), min(ort_ms)
+        reference = np.array(json.loads(ort.preamble[-1]), dtype=np.float64)
         ours = np.load(os.path.join(out_dir, os.listdir(out_dir)[0])).astype(np.float64).ravel()
         scale = max(np.abs(reference).max(), 1e-30)
         error = float(np.abs(ours - reference).max() / scale) if ours.size == reference.size else math.inf
-        k1, k2 = one_ms, two_ms
         gflops = 2 * int(macs) / (k1 * 1e6)
-        rows.append((name, k1 / ort_ms))
-        outputs_of[name] = one
+        rows.append((name, ratio))
+        inputs_of[name] = (model, input_file)
         print(f"{name:<13} {int(macs) / 1e9:6.2f} {k1:10.2f} {k2:10.2f} {ort_ms:9.2f} "
-              f"{k1 / ort_ms:8.2f} {gflops:8.1f} {k1 / k2:6.2f} {error:11.2e}", flush=True)
+              f"{ratio:8.2f} {gflops:8.1f} {speedup:6.2f} {error:11.2e}", flush=True)
     geomean = math.exp(sum(math.log(r) for _, r in rows) / len(rows))
     print(f"geomean kiln/ort (one thread): {geomean:.2f}")
     slowest = max(rows, key=lambda row: row[1])[0]
     print(f"\nper-kernel times of the slowest model relative to ORT, {slowest} "
           f"(peak: {peak:g} GFLOP/s per core):")
-    print(outputs_of[slowest][outputs_of[slowest].find("kernels"):])
+    model, input_file = inputs_of[slowest]
+    profiled = run([kiln_run, model, f"--input={input_file}", f"--benchmark={runs}", "--threads=1",
+                    f"--peak_gflops={peak}"])
+    print(profiled[profiled.find("kernels"):])
 
 
 if __name__ == "__main__":

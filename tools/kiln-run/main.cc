@@ -47,6 +47,10 @@ ABSL_FLAG(std::string, output_format, "npy", "npy or pb");
 ABSL_FLAG(std::string, backend, "native", "native (LLVM, this machine) or interp (the interpreter)");
 ABSL_FLAG(int, threads, 0, "threads of parallel loops (default: KILN_NUM_THREADS or every CPU)");
 ABSL_FLAG(int, benchmark, 0, "after one warm-up run, time N runs and print median and p90");
+ABSL_FLAG(bool, benchmark_requests, false,
+          "after the first run, print 'ready', then read run counts from stdin, one per line, and "
+          "answer each with 'median MS' of that many runs, until end of input: a benchmark can "
+          "interleave Kiln's runs with another runtime's in one timeline (bench/models_bench.py)");
 ABSL_FLAG(bool, compare_interpreter, false,
           "also run the interpreter and print the largest absolute and relative error per output");
 ABSL_FLAG(int, opt_level, 3, "graph optimization level 0..3");
@@ -303,15 +307,38 @@ int main(int argc, char** argv) {
     std::cout << Describe(output_names[i], results[i]) << "\n";
   }
 
-  if (int n = absl::GetFlag(FLAGS_benchmark); n > 0) {
-    kiln_rt_profile_reset();
+  // Milliseconds of each of n runs, sorted.
+  auto time_runs = [&](int n) -> absl::StatusOr<std::vector<double>> {
     std::vector<double> ms;
     for (int i = 0; i < n; ++i) {
       auto start = std::chrono::steady_clock::now();
-      if (absl::Status status = run(); !status.ok()) return Fail(std::string(status.message()));
+      if (absl::Status status = run(); !status.ok()) return status;
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }
     std::sort(ms.begin(), ms.end());
+    return ms;
+  };
+  if (absl::GetFlag(FLAGS_benchmark_requests)) {
+    std::printf("ready\n");
+    std::fflush(stdout);
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      int n = 0;
+      if (!absl::SimpleAtoi(line, &n) || n <= 0 || n > 100000) {
+        return Fail("--benchmark_requests: expected a run count in 1..100000, got '" + line + "'");
+      }
+      absl::StatusOr<std::vector<double>> ms = time_runs(n);
+      if (!ms.ok()) return Fail(std::string(ms.status().message()));
+      std::printf("median %.4f\n", (*ms)[ms->size() / 2]);
+      std::fflush(stdout);
+    }
+  }
+
+  if (int n = absl::GetFlag(FLAGS_benchmark); n > 0) {
+    kiln_rt_profile_reset();
+    absl::StatusOr<std::vector<double>> timed = time_runs(n);
+    if (!timed.ok()) return Fail(std::string(timed.status().message()));
+    const std::vector<double>& ms = *timed;
     std::printf("benchmark: %d runs, %d threads: median %.3f ms, p90 %.3f ms, min %.3f ms\n", n,
                 kiln_rt_num_threads(), ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)],
                 ms.front());
