@@ -129,7 +129,7 @@ TEST_F(KilnCliTest, CompileWritesEveryArtifact) {
 // --weight-prefetch-footprint-mib reaches kilnd's code generator through the request's target:
 // at 0 every model counts as too large for the cache, and the classifier's second 0.5 MiB weight
 // is fetched ahead by the first layer's kernel (prefetchnta in the assembly); by default its
-// 1.5 MiB of weights stay in cache and nothing is fetched. The two compiles have distinct ids.
+// weights are never fetched ahead. The two compiles have distinct ids.
 TEST_F(KilnCliTest, WeightPrefetchFootprintReachesTheNativeCode) {
   const std::string classifier = (dir_ / "classifier.onnx").string();
   std::ofstream(classifier, std::ios::binary) << kiln::testing::ClassifierModel();

@@ -121,9 +121,9 @@ ABSL_FLAG(std::string, mattr, "", "LLVM target features, e.g. +avx2,-avx512f");
 ABSL_FLAG(bool, fast_math, false,
           "fast-math flags on the native code's float arithmetic (reassociation, no NaN/Inf); "
           "--check-numerics shows each kernel's loss");
-ABSL_FLAG(int, weight_prefetch_footprint_mib, 16,
+ABSL_FLAG(int, weight_prefetch_footprint_mib, -1,
           "native code: fetch large weights ahead (each by an earlier kernel) when the model's "
-          "weights and workspace exceed this many MiB (0: always; negative: never)");
+          "weights and workspace exceed this many MiB (0: always; negative: never, the default)");
 ABSL_FLAG(int, codegen_opt_level, 2, "LLVM's optimization level 0..3 for native code");
 ABSL_FLAG(std::string, o, "", "write the output to this file instead of stdout (--emit=obj|so need it)");
 ABSL_FLAG(std::string, loop_passes, kiln::driver::DefaultLoopPipeline(),

@@ -62,9 +62,9 @@ ABSL_FLAG(double, peak_gflops, 0,
           "share of it (0: not printed)");
 ABSL_FLAG(int, top_kernels, 20,
           "with --benchmark: how many of the slowest kernels to list (the rest are summed)");
-ABSL_FLAG(int, weight_prefetch_footprint_mib, 16,
+ABSL_FLAG(int, weight_prefetch_footprint_mib, -1,
           "native: fetch large weights ahead (each by an earlier kernel) when the model's weights "
-          "and workspace exceed this many MiB; negative: never");
+          "and workspace exceed this many MiB (0: always; negative: never, the default)");
 ABSL_FLAG(std::string, symbol_prefix, "kiln_model",
           "the exported symbol prefix of a MODEL.so (Compile's symbol_prefix)");
 

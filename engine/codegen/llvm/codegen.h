@@ -47,12 +47,12 @@ struct CodegenOptions {
   // kernel calls and time for kiln-run --benchmark. Off by default (two calls per kernel).
   bool profile_kernels = false;
   // A model whose weights and workspace take more bytes than this gets its large weights fetched
-  // ahead, each by an earlier kernel while it computes (weight_prefetch.h): its weights do not
-  // stay in the last-level cache between runs. 16 MiB: half of a Zen 4 CCD's 32 MiB L3, which
-  // the other cores (a VM's neighbours) share; there one core reads a 16 MiB buffer at 61-72
-  // GB/s and a 32 MiB one at 29-44, against ~99 at 8 MiB and DRAM's ~20 (bench/
-  // cache_stream_bench). Negative: never.
-  int64_t weight_prefetch_footprint_bytes = int64_t{16} << 20;
+  // ahead, each by an earlier kernel while it computes (weight_prefetch.h): for a deployment
+  // whose weights do not stay in the last-level cache between runs. 0: always; negative: never,
+  // the default: at 16 MiB (half of a 32 MiB L3 shared with a VM's neighbours) the fetches made
+  // MobileNetV2 and EfficientNet 2-3% slower on the Zen 3 hosts (whole models, paired runs),
+  // their host kernels' own tiles losing L1, for about 2% gained on a Zen 4 host's kernel sums.
+  int64_t weight_prefetch_footprint_bytes = -1;
   // DWARF line tables pointing into the printed loop IR (NativeModule::loop_source, named
   // "model.loop.py", the LOOP_IR artifact): objdump -S, gdb and perf attribute machine code to
   // loop-IR lines. With emit_assembly, the assembly is annotated with each instruction's line
