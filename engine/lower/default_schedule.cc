@@ -260,25 +260,27 @@ void ScheduleBlockedConv(te::Schedule& schedule, const te::Tensor& t, int64_t ve
   ReadPaddingInline(schedule, t);
 }
 
-// How SchedulePointwiseInChunks computes a pointwise convolution: `blocks` output-channel
-// blocks at a time over a strip of `rows` rows (the whole map when it is small), the reduction in
-// chunks of `chunk` input-channel blocks, each updating register tiles of `blocks` x `columns`.
-struct PointwiseChunks {
+// How ScheduleConvInChunks computes a blocked convolution: `blocks` output-channel blocks at a
+// time over a strip of `rows` rows (the whole map when it is small), the reduction in chunks of
+// `chunk` input-channel blocks, each updating register tiles of `blocks` x `columns`.
+struct ConvChunks {
   int64_t blocks = 1, columns = 1, chunk = 1, rows = 1;
 };
 
-// The plan for a blocked convolution with output axes (N, O/b, OH, OW, b) and reduce axes
-// (input blocks, kernel rows, kernel columns, input lanes) when its kernel is 1x1 and either its
-// map has at most kSmallMapPixels pixels, or a tile's weights exceed kPointwiseChunkBytes and
-// strips of whole rows of at most kPointwiseStripPixels divide the map; else none.
-std::optional<PointwiseChunks> PlanPointwiseChunks(const std::vector<te::IterVar>& axes,
-                                                   const std::vector<te::IterVar>& reduce_axes,
-                                                   int64_t max_accumulators, Parallelism parallel) {
-  if (axes.size() != 5 || reduce_axes.size() != 4 || reduce_axes[1]->extent != 1 ||
-      reduce_axes[2]->extent != 1 || max_accumulators < 1) {
-    return std::nullopt;
-  }
-  PointwiseChunks plan;
+// The plan for a dense blocked convolution with output axes (N, O/b, OH, OW, b), reduce axes
+// (input blocks, kernel rows, kernel columns, input lanes) and `stride` when its map has at most
+// kSmallMapPixels pixels, or a tile's weights exceed kPointwiseChunkBytes and strips of whole rows
+// of at most kPointwiseStripPixels divide the map; else none. Kernels of any size: a 3x3 tile's
+// weights are 9x a 1x1's (ResNet-50's 128-channel 3x3: 147 KB for 4 output blocks), and without
+// chunks every column tile streamed them from L2 again.
+std::optional<ConvChunks> PlanConvInChunks(const std::vector<te::IterVar>& axes,
+                                           const std::vector<te::IterVar>& reduce_axes,
+                                           int64_t stride, int64_t max_accumulators,
+                                           Parallelism parallel) {
+  if (axes.size() != 5 || reduce_axes.size() != 4 || max_accumulators < 1) return std::nullopt;
+  int64_t kernel_rows = reduce_axes[1]->extent, kernel_columns = reduce_axes[2]->extent;
+  bool pointwise = kernel_rows == 1 && kernel_columns == 1;
+  ConvChunks plan;
   for (int64_t blocks : kBlockedConvBlockTiles) {
     if (axes[1]->extent % blocks == 0 && blocks <= max_accumulators) {
       plan.blocks = blocks;
@@ -299,7 +301,8 @@ std::optional<PointwiseChunks> PlanPointwiseChunks(const std::vector<te::IterVar
   } else {
     // A larger map in strips pays only when the weights are the traffic: with few input
     // channels (MobileNetV2's expansions) the strips ran up to 1.4x slower.
-    int64_t weight_bytes = 4 * reduce_axes[0]->extent * input_lanes * plan.blocks * lanes;
+    int64_t weight_bytes =
+        4 * reduce_axes[0]->extent * input_lanes * kernel_rows * kernel_columns * plan.blocks * lanes;
     if (weight_bytes <= kPointwiseChunkBytes) return std::nullopt;
     plan.rows = 0;
     for (int64_t rows = 1; rows < height && rows * width <= kPointwiseStripPixels; ++rows) {
@@ -330,7 +333,11 @@ std::optional<PointwiseChunks> PlanPointwiseChunks(const std::vector<te::IterVar
   // accumulators, fit kPointwiseChunkBytes.
   int64_t pixels = plan.rows * width;
   int64_t accumulator_bytes = 4 * plan.blocks * pixels * lanes;
-  int64_t chunk_bytes = 4 * input_lanes * (plan.blocks * lanes + pixels);
+  int64_t input_pixels = pointwise ? pixels
+                                   : ((plan.rows - 1) * stride + kernel_rows) *
+                                         ((width - 1) * stride + kernel_columns);
+  int64_t chunk_bytes =
+      4 * input_lanes * (plan.blocks * lanes * kernel_rows * kernel_columns + input_pixels);
   plan.chunk = 0;
   for (int64_t chunk = 1; chunk <= reduce_axes[0]->extent; ++chunk) {
     if (reduce_axes[0]->extent % chunk == 0 &&
@@ -342,8 +349,8 @@ std::optional<PointwiseChunks> PlanPointwiseChunks(const std::vector<te::IterVar
   return plan;
 }
 
-// A pointwise blocked convolution `conv` whose only reader is the elementwise `epilogue`, over
-// a small map (the last stage of ImageNet networks: 7x7, up to 1,152 or 2,048 channels in or
+// A dense blocked convolution `conv` (1x1 or larger) whose only reader is the elementwise
+// `epilogue`, over a small map (the last stage of ImageNet networks: 7x7, up to 1,152 or 2,048 channels in or
 // out) or with many input channels (a projection, 480 or 672 -> 80 or 112 at 14x14). There the
 // weights are the traffic, not the input: a tile of 4 output blocks reads K x 4 blocks of them
 // (up to 150 KB), again for every row of tiles, from L2. So the reduction is cut into chunks
@@ -354,10 +361,10 @@ std::optional<PointwiseChunks> PlanPointwiseChunks(const std::vector<te::IterVar
 // (One Zen 3 core: ResNet-50's 1x1/2 1,024 -> 2,048 projection 5.9 -> 3.5 ms, EfficientNet's
 // 1,152 -> 192 (x3) 1.02 -> 0.86 ms and 672 -> 112 (x2) 0.82 -> 0.69 ms, MobileNetV2's
 // 960 -> 320 0.67 -> 0.48 ms. A whole 14x14 map, 4 blocks' accumulators alone 25 KB, ran 1.5x
-// slower.)
-void SchedulePointwiseInChunks(te::Schedule& schedule, const te::Tensor& conv,
-                               const te::Tensor& epilogue, PointwiseChunks plan,
-                               Parallelism parallel) {
+// slower. ResNet-50's 3x3 convolutions alone, with their padding and layout changes, paired
+// runs: 128 channels at 28x28 x0.89, 256 at 14x14 x0.87, 512 at 7x7 x0.74, 128 3x3/2 x0.96.)
+void ScheduleConvInChunks(te::Schedule& schedule, const te::Tensor& conv,
+                          const te::Tensor& epilogue, ConvChunks plan, Parallelism parallel) {
   std::vector<te::IterVar> axes = schedule.Axes(conv);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(conv);
   std::vector<te::IterVar> out = schedule.Axes(epilogue);
@@ -404,6 +411,18 @@ void SchedulePointwiseInChunks(te::Schedule& schedule, const te::Tensor& conv,
   ReadPaddingInline(schedule, conv);
 }
 
+// A blocked convolution's stride: its input's width over its output's (the input padded or not,
+// the quotient rounds down to the stride), at least 1.
+int64_t ConvStride(const te::Tensor& conv, const std::vector<te::IterVar>& reduce_axes) {
+  for (const te::Tensor& input : conv.op()->inputs) {
+    if (input.ndim() == 5 && reduce_axes.size() == 4 && input.shape()[1] == reduce_axes[0]->extent &&
+        input.shape()[4] == reduce_axes[3]->extent) {
+      return std::max<int64_t>(1, input.shape()[3] / conv.shape()[3]);
+    }
+  }
+  return 1;
+}
+
 // A blocked convolution `conv` whose only reader is the elementwise stage `epilogue` of the same
 // shape (bias, activation, residual add, inlined): the epilogue's loops are tiled, and the
 // convolution is computed per tile at the epilogue's tile loop into a tile-sized buffer, so its
@@ -414,9 +433,10 @@ void ScheduleBlockedConvWithEpilogue(te::Schedule& schedule, const te::Tensor& c
                                      Parallelism parallel) {
   std::vector<te::IterVar> axes = schedule.Axes(conv);
   std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(conv);
-  if (std::optional<PointwiseChunks> plan =
-          PlanPointwiseChunks(axes, reduce_axes, max_accumulators, parallel)) {
-    return SchedulePointwiseInChunks(schedule, conv, epilogue, *plan, parallel);
+  if (std::optional<ConvChunks> plan =
+          PlanConvInChunks(axes, reduce_axes, ConvStride(conv, reduce_axes), max_accumulators,
+                              parallel)) {
+    return ScheduleConvInChunks(schedule, conv, epilogue, *plan, parallel);
   }
   bool depthwise = reduce_axes.size() == 2;
   BlockedConvTile tile = ChooseBlockedConvTile(axes, depthwise, max_accumulators);

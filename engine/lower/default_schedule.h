@@ -66,8 +66,9 @@ inline constexpr int64_t kMaxInlinedSize = 256;
 // (28 accumulators on a 32-register AVX-512 core measured 1.6x slower: spills.)
 inline constexpr int64_t kBlockedConvColumnTiles[] = {8, 7, 6, 5, 4, 3, 2};
 inline constexpr int64_t kBlockedConvBlockTiles[] = {4, 2, 1};
-// A pointwise convolution whose output map has at most kSmallMapPixels pixels (7x7 and
-// smaller), or whose register tile's weights exceed kPointwiseChunkBytes, is computed a few
+// A dense blocked convolution (1x1, 3x3, ...) whose output map has at most kSmallMapPixels
+// pixels (7x7 and smaller), or whose register tile's weights exceed kPointwiseChunkBytes, is
+// computed a few
 // output blocks at a time over the whole map, or over strips of whole rows of at most
 // kPointwiseStripPixels pixels, its reduction in chunks whose weights and input fit, with the
 // strip's accumulators, in kPointwiseChunkBytes (of a 32 KB L1).

@@ -409,6 +409,66 @@ TEST(DefaultScheduleTest, APointwiseConvKeepsFourParallelTiles) {
   ExpectPointwiseConvValues(*lowered, 8, 7, 4);
 }
 
+// A 3x3 blocked convolution (8 lanes, padding 1, stride 1 or 2) of 16 input blocks over a
+// 14x14 map to 8 output blocks, plus a bias: a tile of 4 output blocks reads 147 KB of weights,
+// so it goes in chunks too, outside the rows and column tiles. Values (after the loop pipeline)
+// against a plain loop over the zero-padded input.
+TEST(DefaultScheduleTest, A3x3ConvWithManyInputChannelsAccumulatesInChunks) {
+  constexpr int kIn = 16, kSize = 14, kOut = 8;
+  for (int stride : {1, 2}) {
+    absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(
+        absl::StrCat("def @main(%x: Tensor[(1, ", kIn, ", ", kSize, ", ", kSize,
+                     ", 8), float32], %w: Tensor[(", kOut, ", ", kIn,
+                     ", 3, 3, 8, 8), float32], %b: Tensor[(1, ", kOut, ", 1, 1, 8), float32]) {\n"
+                     "  %0 = nn.conv2d_nchwc(%x, %w, strides=[", stride, ", ", stride,
+                     "], padding=[1, 1, 1, 1], block=8) /* si=conv */;\n"
+                     "  add(%0, %b) /* si=bias */\n}\n"),
+        3, kEveryKernelParallel);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
+    std::string names = absl::StrJoin(loops, " ");
+    ASSERT_LT(LoopPosition(loops, "rcb.outer"), static_cast<long>(loops.size())) << names;
+    EXPECT_LT(LoopPosition(loops, "rcb.outer"), LoopPosition(loops, "ax3.outer")) << names;
+    EXPECT_LT(LoopPosition(loops, "ax3.outer"), LoopPosition(loops, "rk0")) << names;
+
+    absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(*lowered);
+    ASSERT_TRUE(optimized.ok()) << optimized.status();
+    std::vector<double> x(kIn * kSize * kSize * 8), w(kOut * kIn * 9 * 64), b(kOut * 8);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3;
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(i % 5) - 2;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 3);
+    auto outputs = testing::RunFloat(*optimized, {testing::F32({1, kIn, kSize, kSize, 8}, x),
+                                                  testing::F32({kOut, kIn, 3, 3, 8, 8}, w),
+                                                  testing::F32({1, kOut, 1, 1, 8}, b)});
+    const int out_size = (kSize - 1) / stride + 1;
+    ASSERT_EQ(outputs.size(), 1u);
+    ASSERT_EQ(outputs[0].size(), static_cast<size_t>(kOut * out_size * out_size * 8));
+    for (int ob = 0; ob < kOut; ++ob) {
+      for (int oh = 0; oh < out_size; ++oh) {
+        for (int ow = 0; ow < out_size; ++ow) {
+          for (int l = 0; l < 8; ++l) {
+            double sum = b[ob * 8 + l];
+            for (int cb = 0; cb < kIn; ++cb) {
+              for (int kh = 0; kh < 3; ++kh) {
+                for (int kw = 0; kw < 3; ++kw) {
+                  int h = oh * stride + kh - 1, v = ow * stride + kw - 1;
+                  if (h < 0 || h >= kSize || v < 0 || v >= kSize) continue;
+                  for (int c = 0; c < 8; ++c) {
+                    sum += x[((cb * kSize + h) * kSize + v) * 8 + c] *
+                           w[((((ob * kIn + cb) * 3 + kh) * 3 + kw) * 8 + c) * 8 + l];
+                  }
+                }
+              }
+            }
+            ASSERT_EQ(outputs[0][((ob * out_size + oh) * out_size + ow) * 8 + l], sum)
+                << stride << ": " << ob << ", " << oh << ", " << ow << ", " << l;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(DefaultScheduleTest, ElementwiseKernelsAreFusedSplitAndVectorized) {
   absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(R"(
 def @main(%x: Tensor[(4, 6), float32] /* si=input */) {
