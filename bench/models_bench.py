@@ -6,9 +6,10 @@ slowest model's per-kernel breakdown. A benchmark, never a test.
 
 Each runtime is compiled or loaded once per model, in its own process (Kiln on one thread, ONNX
 Runtime on one intra-op thread, Kiln on two threads), and the rounds take turns: each round asks
-each process for the median of --runs runs, so the three are measured in one timeline seconds
-apart instead of minutes apart, and the load of the VM's neighbours, which moves these machines'
-speed by up to 1.5x over minutes, falls on all of them alike. The Kiln/ORT ratio and the 2-thread
+each process, in an order that rotates from round to round, for the median of --runs runs, so
+the three are measured in one timeline seconds apart instead of minutes apart, and the load of
+the VM's neighbours, which moves these machines' speed by up to 1.5x over minutes, falls on all
+of them alike. The Kiln/ORT ratio and the 2-thread
 speedup are the medians of the rounds' ratios; the millisecond columns are the fastest round's
 medians. Kiln runs code compiled without the per-kernel profile (it brackets every kernel with two
 runtime calls); the per-kernel table comes from one more, profiled, run of the slowest model.
@@ -20,6 +21,7 @@ usage: models_bench.py BUILD_DIR ORT_DIR [--runs=N] [--rounds=N] [--peak=GFLOPS]
   machines' AMD EPYC cores with 12 independent chains of 512-bit FMAs, 1.96x that on 2 threads;
   a Zen 4 host, whose AVX-512 runs on 256-bit pipes, measures 116: pass --peak=116 there)
 """
+import collections
 import json
 import math
 import os
@@ -54,7 +56,9 @@ class Timed:
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True, env=env)
         self.lines = queue.Queue()
+        self.errors = collections.deque(maxlen=64)  # stderr's last lines, drained so it never blocks
         threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
         self.preamble = []
         while (line := self._line(DEADLINE_S)) != "ready":
             self.preamble.append(line)
@@ -64,14 +68,20 @@ class Timed:
             self.lines.put(line.rstrip("\n"))
         self.lines.put(None)
 
+    def _drain_stderr(self):
+        for line in self.process.stderr:
+            self.errors.append(line)
+
     def _line(self, timeout):
         try:
             line = self.lines.get(timeout=timeout)
         except queue.Empty:
             self.process.kill()
+            self.process.wait()
             raise RuntimeError(f"{' '.join(self.command)}: no answer in {timeout} s")
         if line is None:
-            raise RuntimeError(f"{' '.join(self.command)}: {self.process.stderr.read()[-2000:]}")
+            self.process.wait(timeout=DEADLINE_S)
+            raise RuntimeError(f"{' '.join(self.command)}: {''.join(self.errors)[-2000:]}")
         return line
 
     def median(self, runs):
@@ -85,7 +95,8 @@ class Timed:
 
     def close(self):
         self.process.stdin.close()
-        self.process.wait(timeout=DEADLINE_S)
+        if self.process.wait(timeout=DEADLINE_S) != 0:
+            raise RuntimeError(f"{' '.join(self.command)}: {''.join(self.errors)[-2000:]}")
 
 
 def main():
@@ -128,11 +139,14 @@ def main():
                      f"--output_dir={out_dir}", "--benchmark_requests"])
         ort = Timed(["node", os.path.join(HERE, "ort_latency.js"), model, "-", dims], env=env)
         two = Timed([kiln_run, model, f"--input={input_file}", "--threads=2", "--benchmark_requests"])
-        one_ms, ort_ms, two_ms = [], [], []
-        for _ in range(rounds):
-            one_ms.append(one.median(runs))
-            ort_ms.append(ort.median(runs))
-            two_ms.append(two.median(runs))
+        times = {one: [], ort: [], two: []}
+        turns = [one, ort, two]
+        for r in range(rounds):
+            # The order rotates, so whatever a process leaves behind (caches, clock) falls on each
+            # of the others in turn.
+            for timed in turns[r % 3:] + turns[:r % 3]:
+                times[timed].append(timed.median(runs))
+        one_ms, ort_ms, two_ms = times[one], times[ort], times[two]
         for timed in (one, ort, two):
             timed.close()
         ratio = statistics.median(k / o for k, o in zip(one_ms, ort_ms))

@@ -44,8 +44,8 @@ const std::vector<FlagSpec>& Flags() {
       {"features", "+A,-B", false, false, "LLVM target features, e.g. +avx2,-avx512f"},
       {"weight-prefetch-footprint-mib", "N", false, false,
        "fetch large weights ahead (each by an earlier kernel) when the model's weights and "
-       "workspace exceed N MiB, the cache the target keeps between runs (0 always; default: "
-       "never)"},
+       "workspace exceed N MiB, the cache the target keeps between runs (0 always; negative or "
+       "unset: never)"},
       {"fast-math", "", false, false,
        "fast-math flags on the native code's float arithmetic (reassociation, no NaN/Inf); "
        "trace --check-numerics shows each kernel's loss"},

@@ -294,6 +294,10 @@ std::optional<ConvChunks> PlanConvInChunks(const std::vector<te::IterVar>& axes,
          axes[0]->extent * (axes[1]->extent / plan.blocks) < kMinPointwiseParallelTiles) {
     plan.blocks /= 2;
   }
+  // Larger kernels were measured with tiles of 4 blocks (AVX2's 8 lanes); a 1-block tile loads a
+  // broadcast per multiply-add and was not. (With AVX-512's 16 lanes a 3x3 chunk of one input
+  // block and 4 output blocks already takes 36 KB: no plan fits, as before.)
+  if (!pointwise && plan.blocks < 2) return std::nullopt;
   int64_t height = axes[2]->extent, width = axes[3]->extent;
   int64_t lanes = axes[4]->extent, input_lanes = reduce_axes[3]->extent;
   if (height * width <= kSmallMapPixels) {
@@ -333,6 +337,7 @@ std::optional<ConvChunks> PlanConvInChunks(const std::vector<te::IterVar>& axes,
   // accumulators, fit kPointwiseChunkBytes.
   int64_t pixels = plan.rows * width;
   int64_t accumulator_bytes = 4 * plan.blocks * pixels * lanes;
+  // (A dilated kernel reads a wider strip than this: its chunks may overflow L1, only slower.)
   int64_t input_pixels = pointwise ? pixels
                                    : ((plan.rows - 1) * stride + kernel_rows) *
                                          ((width - 1) * stride + kernel_columns);

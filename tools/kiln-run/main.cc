@@ -201,8 +201,10 @@ int main(int argc, char** argv) {
     if (backend == kiln::driver::Backend::kNative) {
       options.codegen = kiln::driver::HostCodegenOptions();
       // Per-kernel times for --benchmark: two runtime calls around each kernel.
-      options.codegen->profile_kernels =
-          absl::GetFlag(FLAGS_benchmark) > 0 && absl::GetFlag(FLAGS_kernel_profile);
+      // Never with --benchmark_requests, whose medians are compared with another runtime's.
+      options.codegen->profile_kernels = absl::GetFlag(FLAGS_benchmark) > 0 &&
+                                         absl::GetFlag(FLAGS_kernel_profile) &&
+                                         !absl::GetFlag(FLAGS_benchmark_requests);
       int footprint_mib = absl::GetFlag(FLAGS_weight_prefetch_footprint_mib);
       options.codegen->weight_prefetch_footprint_bytes = footprint_mib < 0 ? -1 : int64_t{footprint_mib} << 20;
     }

@@ -57,7 +57,7 @@ TEST(CompileIdTest, ChangesWithAnythingThatChangesTheCompile) {
   target.mutable_target()->set_cpu("znver4");
   EXPECT_NE(CompileId(target), base);
   // Fetching weights ahead changes the machine code: set, even to the default, it is part of
-  // the id (unset and 16 MiB compile alike, but a client that says so asked for it).
+  // the id (unset and -1 compile alike, but a client that says so asked for it).
   v1::CompileRequest prefetch = Base();
   prefetch.mutable_target()->set_weight_prefetch_footprint_bytes(0);
   EXPECT_NE(CompileId(prefetch), base);
