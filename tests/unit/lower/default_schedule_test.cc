@@ -296,6 +296,13 @@ absl::StatusOr<lower::LoweredModule> LowerPointwiseConv(
       3, options);
 }
 
+// n small integers i % period + offset: exact in float32 sums, so outputs compare exactly.
+std::vector<double> Pattern(int n, int period, int offset) {
+  std::vector<double> values(n);
+  for (int i = 0; i < n; ++i) values[i] = static_cast<double>(i % period + offset);
+  return values;
+}
+
 // Runs `lowered` (LowerPointwiseConv's) through the loop pipeline and checks its values
 // against a plain loop.
 void ExpectPointwiseConvValues(const lower::LoweredModule& lowered, int in_blocks, int size,
@@ -303,11 +310,8 @@ void ExpectPointwiseConvValues(const lower::LoweredModule& lowered, int in_block
   absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(lowered);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
   const int pixels = size * size;
-  std::vector<double> x(batch * in_blocks * pixels * 8), w(out_blocks * in_blocks * 64),
-      b(out_blocks * 8);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3;
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(i % 5) - 2;
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 3);
+  std::vector<double> x = Pattern(batch * in_blocks * pixels * 8, 7, -3),
+                      w = Pattern(out_blocks * in_blocks * 64, 5, -2), b = Pattern(out_blocks * 8, 3, 0);
   auto outputs = testing::RunFloat(*optimized, {testing::F32({batch, in_blocks, size, size, 8}, x),
                                                 testing::F32({out_blocks, in_blocks, 1, 1, 8, 8}, w),
                                                 testing::F32({1, out_blocks, 1, 1, 8}, b)});
@@ -433,10 +437,8 @@ TEST(DefaultScheduleTest, A3x3ConvWithManyInputChannelsAccumulatesInChunks) {
 
     absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(*lowered);
     ASSERT_TRUE(optimized.ok()) << optimized.status();
-    std::vector<double> x(kIn * kSize * kSize * 8), w(kOut * kIn * 9 * 64), b(kOut * 8);
-    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3;
-    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>(i % 5) - 2;
-    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 3);
+    std::vector<double> x = Pattern(kIn * kSize * kSize * 8, 7, -3),
+                        w = Pattern(kOut * kIn * 9 * 64, 5, -2), b = Pattern(kOut * 8, 3, 0);
     auto outputs = testing::RunFloat(*optimized, {testing::F32({1, kIn, kSize, kSize, 8}, x),
                                                   testing::F32({kOut, kIn, 3, 3, 8, 8}, w),
                                                   testing::F32({1, kOut, 1, 1, 8}, b)});
