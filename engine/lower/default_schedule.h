@@ -66,6 +66,9 @@ inline constexpr int64_t kMaxInlinedSize = 256;
 // (28 accumulators on a 32-register AVX-512 core measured 1.6x slower: spills.)
 inline constexpr int64_t kBlockedConvColumnTiles[] = {8, 7, 6, 5, 4, 3, 2};
 inline constexpr int64_t kBlockedConvBlockTiles[] = {4, 2, 1};
+// A blocked convolution's innermost reduce loop (a block's input lanes, or the kernel columns)
+// is unrolled up to this many steps (an AVX-512 block's 16 lanes).
+inline constexpr int64_t kMaxUnrolledReduceSteps = 16;
 // A dense blocked convolution (1x1, 3x3, ...) whose output map has at most kSmallMapPixels
 // pixels (7x7 and smaller), or whose register tile's weights exceed kPointwiseChunkBytes, is
 // computed a few

@@ -163,6 +163,25 @@ def @main(%x: Tensor[(1, 4, 14, 42), float32], %w: Tensor[(8, 4, 1, 3), float32]
        loop::HostTensor::FromDoubles(DataType::kFloat32, {8, 4, 1, 1}, Ramp(32, 0.5, -1))});
 }
 
+// A blocked convolution's reduce loops hold its unrolled register tile: they carry
+// llvm.loop.unroll.disable (LLVM copying such bodies again cost compile time for no speed),
+// and the code still computes what the interpreter does.
+TEST(CodegenTest, LoopsAroundAnUnrolledTileAreNotUnrolledAgain) {
+  constexpr char kModel[] = R"(
+def @main(%x: Tensor[(1, 16, 14, 14), float32], %w: Tensor[(32, 16, 3, 3), float32]) {
+  nn.conv2d(%x, %w, padding=[1, 1]) /* si=conv */
+}
+)";
+  codegen::CodegenOptions options = HostCodegenOptions();
+  options.emit_llvm_ir = true;
+  CompileResult compiled = CompileNative(kModel, options);
+  EXPECT_THAT(compiled.native->llvm_ir, HasSubstr("llvm.loop.unroll.disable"));
+  ExpectNativeMatchesInterpreter(
+      compiled,
+      {loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 16, 14, 14}, Ramp(16 * 14 * 14, 0.25, -2)),
+       loop::HostTensor::FromDoubles(DataType::kFloat32, {32, 16, 3, 3}, Ramp(32 * 16 * 9, -0.125, 1))});
+}
+
 // A concatenation picks its source per channel row: the vector condition is one scalar in every
 // lane, so native code branches to the one source a row reads rather than issuing masked loads
 // of both (a channel shuffle's blocked source is a gather).

@@ -336,6 +336,22 @@ void ExpectPointwiseConvValues(const lower::LoweredModule& lowered, int in_block
   }
 }
 
+// The kind and extent of the first loop named `name` in the first kernel of `lowered` (before
+// the loop pipeline); false when there is none.
+bool FindLoop(const lower::LoweredModule& lowered, const std::string& name, loop::ForKind* kind,
+              int64_t* extent) {
+  const auto* kernel = lowered.module->Lookup(lowered.kernels[0].name).as<loop::PrimFuncNode>();
+  if (kernel == nullptr) return false;
+  const loop::ForNode* found = nullptr;
+  loop::PreOrderVisit(kernel->body, [&](const Object* node) {
+    const auto* loop = node->kind() == ObjectKind::kFor ? static_cast<const loop::ForNode*>(node) : nullptr;
+    if (found == nullptr && loop != nullptr && loop->loop_var->name == name) found = loop;
+  });
+  if (found == nullptr || !loop::AsConstInt(found->extent, extent)) return false;
+  *kind = found->for_kind;
+  return true;
+}
+
 // Where loop `name` is among `loops` (loops.size() when it is not).
 long LoopPosition(const std::vector<std::string>& loops, const char* name) {
   return std::find(loops.begin(), loops.end(), name) - loops.begin();
@@ -434,6 +450,15 @@ TEST(DefaultScheduleTest, A3x3ConvWithManyInputChannelsAccumulatesInChunks) {
     ASSERT_LT(LoopPosition(loops, "rcb.outer"), static_cast<long>(loops.size())) << names;
     EXPECT_LT(LoopPosition(loops, "rcb.outer"), LoopPosition(loops, "ax3.outer")) << names;
     EXPECT_LT(LoopPosition(loops, "ax3.outer"), LoopPosition(loops, "rk0")) << names;
+    // A block's 8 input lanes are unrolled (each reduce step's loads at constant offsets); the
+    // kernel rows stay a loop that LoopPartition can split at the padded border.
+    loop::ForKind kind;
+    int64_t extent = 0;
+    ASSERT_TRUE(FindLoop(*lowered, "rc", &kind, &extent)) << names;
+    EXPECT_EQ(kind, loop::ForKind::kUnrolled);
+    EXPECT_EQ(extent, 8);
+    ASSERT_TRUE(FindLoop(*lowered, "rk0", &kind, &extent)) << names;
+    EXPECT_EQ(kind, loop::ForKind::kSerial);
 
     absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(*lowered);
     ASSERT_TRUE(optimized.ok()) << optimized.status();
@@ -466,6 +491,54 @@ TEST(DefaultScheduleTest, A3x3ConvWithManyInputChannelsAccumulatesInChunks) {
                 << stride << ": " << ob << ", " << oh << ", " << ow << ", " << l;
           }
         }
+      }
+    }
+  }
+}
+
+// A 1x1 convolution of an unblocked input (12 channels of one lane, as ShuffleNet's 116- and
+// 232-channel ones are) has no lane loop to unroll: its input channels are unrolled in groups
+// of 4 (the largest of 8, 4, 2 dividing 12). Values (after the loop pipeline) against a plain
+// loop.
+TEST(DefaultScheduleTest, A1x1ConvOfAnUnblockedInputUnrollsItsChannelsInGroups) {
+  constexpr int kIn = 12, kSize = 7, kOut = 2;
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(
+      absl::StrCat("def @main(%x: Tensor[(1, ", kIn, ", ", kSize, ", ", kSize,
+                   ", 1), float32], %w: Tensor[(", kOut, ", ", kIn,
+                   ", 1, 1, 1, 8), float32], %b: Tensor[(1, ", kOut, ", 1, 1, 8), float32]) {\n"
+                   "  %0 = nn.conv2d_nchwc(%x, %w, block=8) /* si=conv */;\n"
+                   "  add(%0, %b) /* si=bias */\n}\n"),
+      3, kEveryKernelParallel);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  // Over this 7x7 map the reduction also goes in chunks (rcb.outer, rcb.inner): the innermost
+  // of the channel loops is the unrolled group.
+  std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
+  auto innermost_channel_loop = std::find_if(loops.rbegin(), loops.rend(), [](const std::string& name) {
+    return name.rfind("rcb", 0) == 0;
+  });
+  ASSERT_NE(innermost_channel_loop, loops.rend()) << absl::StrJoin(loops, " ");
+  loop::ForKind kind;
+  int64_t extent = 0;
+  ASSERT_TRUE(FindLoop(*lowered, *innermost_channel_loop, &kind, &extent));
+  EXPECT_EQ(kind, loop::ForKind::kUnrolled) << *innermost_channel_loop;
+  EXPECT_EQ(extent, 4) << *innermost_channel_loop;
+
+  absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(*lowered);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  const int pixels = kSize * kSize;
+  std::vector<double> x = Pattern(kIn * pixels, 7, -3), w = Pattern(kOut * kIn * 8, 5, -2),
+                      b = Pattern(kOut * 8, 3, 0);
+  auto outputs = testing::RunFloat(*optimized, {testing::F32({1, kIn, kSize, kSize, 1}, x),
+                                                testing::F32({kOut, kIn, 1, 1, 1, 8}, w),
+                                                testing::F32({1, kOut, 1, 1, 8}, b)});
+  ASSERT_EQ(outputs.size(), 1u);
+  ASSERT_EQ(outputs[0].size(), static_cast<size_t>(kOut * pixels * 8));
+  for (int ob = 0; ob < kOut; ++ob) {
+    for (int p = 0; p < pixels; ++p) {
+      for (int l = 0; l < 8; ++l) {
+        double sum = b[ob * 8 + l];
+        for (int c = 0; c < kIn; ++c) sum += x[c * pixels + p] * w[(ob * kIn + c) * 8 + l];
+        ASSERT_EQ(outputs[0][(ob * pixels + p) * 8 + l], sum) << ob << ", " << p << ", " << l;
       }
     }
   }
