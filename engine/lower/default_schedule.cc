@@ -252,38 +252,48 @@ bool ReadPaddingInline(te::Schedule& schedule, const te::Tensor& conv) {
 
 // The innermost reduce steps of a blocked convolution `conv` unrolled, so each step's loads
 // and index arithmetic fold into constant offsets and the tile's multiply-adds issue back to
-// back: the input lanes of a block (8 or 16); when the input is not blocked (1 lane), the kernel
-// columns, or for a 1x1 convolution the input channels `channel_blocks` in groups of up to 8.
-// The kernel rows stay a loop (LoopPartition splits them at padded borders). A dense
-// convolution that reads its padding inline (`padding_inline`: strided, so LoopPartition gives
-// its border rows and columns their own copies of the loop nest) unrolls its lanes in pairs:
-// as fast, and ResNet-50 compiled 1.2x faster than with its three 3x3/2 nests unrolled by 8.
-// LLVM unrolled most of these itself when their bodies were small, but not the 3x3 tiles'
-// (ResNet-50 x0.93 on one Zen 3 core, paired runs; MobileNetV2, EfficientNet, DenseNet
-// x0.97-0.99) and, given the choice, code generation now leaves loops around such tiles rolled
-// (emit_stmt.cc).
+// back. Which loop, by the reduce axes (`reduce_axes`: dense (input blocks, kernel rows, kernel
+// columns, input lanes), depthwise (kernel rows, kernel columns)):
+//  * dense, a block's input lanes (8 or 16); in pairs when the convolution reads its padding
+//    inline (`padding_inline`: strided, so LoopPartition gives its border rows and columns
+//    their own copies of the nest): as fast, and ResNet-50 compiled 1.2x faster than with its
+//    3x3/2 nests unrolled by 8;
+//  * dense with an unblocked input (1 lane: a stem's 3 channels, ShuffleNet's 116), the kernel
+//    columns (a 7x7/2 stem: one block's tile, small even in its border copies), or for a 1x1
+//    the input channels `channel_blocks` in groups of up to 8;
+//  * depthwise, the kernel columns (each row's 3 taps then read overlapping input vectors LLVM
+//    loads once).
+// The kernel rows stay a loop (LoopPartition splits them at padded borders). LLVM unrolled
+// most of these itself when their bodies were small, but not the 3x3 tiles' (ResNet-50
+// x0.90-0.93 on one Zen 3 core, paired runs against the code before; MobileNetV2,
+// EfficientNet x0.975, DenseNet x0.99), and code generation now leaves loops around such tiles
+// rolled (emit_stmt.cc).
+// (kMaxUnrolledReduceSteps stays within UnrollLoop's kDefaultMaxUnrollExtent, which repeats
+// such loops' bodies in loop IR; a longer `unroll` loop would reach LLVM as a loop asking to be
+// unrolled fully.)
 void UnrollInnerReduceSteps(te::Schedule& schedule, const te::Tensor& conv,
                             const std::vector<te::IterVar>& reduce_axes,
                             const te::IterVar& channel_blocks, bool padding_inline) {
-  if (reduce_axes.empty()) return;
-  const te::IterVar& lanes = reduce_axes.back();
+  auto unroll_whole = [&](const te::IterVar& axis) {
+    if (axis->extent > 1 && axis->extent <= kMaxUnrolledReduceSteps) schedule.Unroll(conv, axis);
+  };
+  if (reduce_axes.size() == 2) return unroll_whole(reduce_axes[1]);  // depthwise
+  if (reduce_axes.size() != 4) return;
+  const te::IterVar& lanes = reduce_axes[3];
   if (lanes->extent > 1) {
-    if (padding_inline && reduce_axes.size() == 4 && lanes->extent % 2 == 0 && lanes->extent > 2) {
+    if (padding_inline && lanes->extent > 2 && lanes->extent % 2 == 0) {
       schedule.Unroll(conv, schedule.Split(conv, lanes, 2).second);
-    } else if (lanes->extent <= kMaxUnrolledReduceSteps) {
-      schedule.Unroll(conv, lanes);
+    } else {
+      unroll_whole(lanes);
     }
     return;
   }
-  if (reduce_axes.size() != 4) return;
   const te::IterVar& kernel_columns = reduce_axes[2];
-  if (kernel_columns->extent > 1) {
-    if (kernel_columns->extent <= kMaxUnrolledReduceSteps) schedule.Unroll(conv, kernel_columns);
-    return;
-  }
+  if (kernel_columns->extent > 1) return unroll_whole(kernel_columns);
   if (reduce_axes[1]->extent > 1 || !channel_blocks) return;
+  if (channel_blocks->extent <= 8) return unroll_whole(channel_blocks);
   for (int64_t group : {8, 4, 2}) {
-    if (channel_blocks->extent > group && channel_blocks->extent % group == 0) {
+    if (channel_blocks->extent % group == 0) {
       schedule.Unroll(conv, schedule.Split(conv, channel_blocks, group).second);
       return;
     }

@@ -24,6 +24,31 @@ int Lanes(llvm::Type* type) {
   return 1;
 }
 
+// Loops around at least this many stores are kept rolled (see EmitSerialFor).
+constexpr int64_t kMinStoresKeptRolled = 8;
+
+// Whether `body` holds at least `limit` stores (counting stops there).
+bool HasAtLeastStores(const loop::Stmt& body, int64_t limit) {
+  class Counter final : public loop::StmtExprVisitor {
+   public:
+    explicit Counter(int64_t limit) : limit_(limit) {}
+    void VisitStmt(const loop::Stmt& stmt) override {
+      if (count < limit_) loop::StmtExprVisitor::VisitStmt(stmt);
+    }
+    void VisitExpr(const loop::PrimExpr&) override {}  // expressions hold no stores
+    int64_t count = 0;
+
+   protected:
+    void VisitBufferStore_(const loop::BufferStoreNode*) override { ++count; }
+
+   private:
+    int64_t limit_;
+  };
+  Counter counter(limit);
+  counter.VisitStmt(body);
+  return counter.count >= limit;
+}
+
 }  // namespace
 
 FunctionEmitter::FunctionEmitter(
@@ -100,35 +125,6 @@ void FunctionEmitter::EmitFor(const loop::ForNode* op) {
   EmitSerialFor(op, zero, extent, min);
 }
 
-namespace {
-
-// Loops holding at least this many stores are not unrolled further by LLVM (see EmitSerialFor).
-constexpr int64_t kMaxStoresLlvmUnrolls = 8;
-
-// Whether `body` holds at least `limit` stores (counting stops there).
-bool HasStores(const loop::Stmt& body, int64_t limit) {
-  class Counter final : public loop::StmtExprVisitor {
-   public:
-    int64_t count = 0;
-    void VisitExpr(const loop::PrimExpr&) override {}
-    void VisitStmt(const loop::Stmt& stmt) override {
-      if (count < limit_) loop::StmtExprVisitor::VisitStmt(stmt);
-    }
-    explicit Counter(int64_t limit) : limit_(limit) {}
-
-   protected:
-    void VisitBufferStore_(const loop::BufferStoreNode*) override { ++count; }
-
-   private:
-    int64_t limit_;
-  };
-  Counter counter(limit);
-  counter.VisitStmt(body);
-  return counter.count >= limit;
-}
-
-}  // namespace
-
 // for i in [begin, end): loop_var = offset + i; body
 void FunctionEmitter::EmitSerialFor(const loop::ForNode* op, llvm::Value* begin, llvm::Value* end,
                                     llvm::Value* offset) {
@@ -152,18 +148,19 @@ void FunctionEmitter::EmitSerialFor(const loop::ForNode* op, llvm::Value* begin,
   llvm::BranchInst* latch = b_.CreateBr(header);
   // llvm.loop metadata: every loop makes progress; an `unroll` loop asks to be unrolled fully,
   // a `vectorized` one the schedule could not vectorize asks LLVM's vectorizer to try. A loop
-  // around many stores (an unrolled register tile, or the reduce loops around one) is kept
-  // rolled: the schedule unrolled what pays there (default_schedule.cc unrolls a convolution's
-  // innermost reduce steps), and LLVM copying such bodies again costs compile time for no speed
-  // (ResNet-50: 1.34x the compile time, within 2% of the run time). Loops around fewer stores
-  // (elementwise rows, pooling windows, a matmul's reduction) are left to LLVM's heuristics,
-  // which pay there (MobileNetV3 x1.05 slower with the limit at 4 stores).
+  // around many stores (an unrolled register tile of a convolution, matmul or pooling, or the
+  // reduce loops around one) is kept rolled, and LLVM's vectorizer does not interleave it: the
+  // schedule unrolled what pays there (default_schedule.cc unrolls a convolution's innermost
+  // reduce steps), and LLVM copying such bodies again costs compile time for no speed
+  // (ResNet-50: 1.34x the compile time, within 2% of the run time; the encoder's matmuls
+  // within 2%). Loops around fewer stores (elementwise rows, small tiles) are left to LLVM's
+  // heuristics, which pay there (MobileNetV3 x1.05 slower with the limit at 4 stores).
   std::vector<llvm::Metadata*> properties = {nullptr};
   properties.push_back(llvm::MDNode::get(context, llvm::MDString::get(context, "llvm.loop.mustprogress")));
   if (op->for_kind == loop::ForKind::kUnrolled) {
     properties.push_back(
         llvm::MDNode::get(context, llvm::MDString::get(context, "llvm.loop.unroll.full")));
-  } else if (HasStores(op->body, kMaxStoresLlvmUnrolls)) {
+  } else if (HasAtLeastStores(op->body, kMinStoresKeptRolled)) {
     properties.push_back(
         llvm::MDNode::get(context, llvm::MDString::get(context, "llvm.loop.unroll.disable")));
   }

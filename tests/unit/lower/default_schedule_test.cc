@@ -336,17 +336,20 @@ void ExpectPointwiseConvValues(const lower::LoweredModule& lowered, int in_block
   }
 }
 
-// The kind and extent of the first loop named `name` in the first kernel of `lowered` (before
-// the loop pipeline); false when there is none.
+// The kind and extent of the first loop named `name` in the kernels of `lowered` (before the
+// loop pipeline); false when there is none.
 bool FindLoop(const lower::LoweredModule& lowered, const std::string& name, loop::ForKind* kind,
               int64_t* extent) {
-  const auto* kernel = lowered.module->Lookup(lowered.kernels[0].name).as<loop::PrimFuncNode>();
-  if (kernel == nullptr) return false;
   const loop::ForNode* found = nullptr;
-  loop::PreOrderVisit(kernel->body, [&](const Object* node) {
-    const auto* loop = node->kind() == ObjectKind::kFor ? static_cast<const loop::ForNode*>(node) : nullptr;
-    if (found == nullptr && loop != nullptr && loop->loop_var->name == name) found = loop;
-  });
+  for (const lower::LoweredKernel& lowered_kernel : lowered.kernels) {
+    const auto* kernel = lowered.module->Lookup(lowered_kernel.name).as<loop::PrimFuncNode>();
+    if (kernel == nullptr) continue;
+    loop::PreOrderVisit(kernel->body, [&](const Object* node) {
+      const auto* loop =
+          node->kind() == ObjectKind::kFor ? static_cast<const loop::ForNode*>(node) : nullptr;
+      if (found == nullptr && loop != nullptr && loop->loop_var->name == name) found = loop;
+    });
+  }
   if (found == nullptr || !loop::AsConstInt(found->extent, extent)) return false;
   *kind = found->for_kind;
   return true;
@@ -497,10 +500,10 @@ TEST(DefaultScheduleTest, A3x3ConvWithManyInputChannelsAccumulatesInChunks) {
   }
 }
 
-// A 1x1 convolution of an unblocked input (12 channels of one lane, as ShuffleNet's 116- and
-// 232-channel ones are) has no lane loop to unroll: its input channels are unrolled in groups
-// of 4 (the largest of 8, 4, 2 dividing 12). Values (after the loop pipeline) against a plain
-// loop.
+// A 1x1 convolution of an unblocked input (12 channels of one lane, as ShuffleNet's 116-channel
+// ones are on 8-lane targets) has no lane loop to unroll: its input channels are unrolled in
+// groups of 4 (the largest of 8, 4, 2 dividing 12). Values (after the loop pipeline) against a
+// plain loop.
 TEST(DefaultScheduleTest, A1x1ConvOfAnUnblockedInputUnrollsItsChannelsInGroups) {
   constexpr int kIn = 12, kSize = 7, kOut = 2;
   absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(
@@ -540,6 +543,54 @@ TEST(DefaultScheduleTest, A1x1ConvOfAnUnblockedInputUnrollsItsChannelsInGroups) 
         double sum = b[ob * 8 + l];
         for (int c = 0; c < kIn; ++c) sum += x[c * pixels + p] * w[(ob * kIn + c) * 8 + l];
         ASSERT_EQ(outputs[0][(ob * pixels + p) * 8 + l], sum) << ob << ", " << p << ", " << l;
+      }
+    }
+  }
+}
+
+// A depthwise 3x3 blocked convolution unrolls its kernel columns (the three taps of a row read
+// overlapping input vectors, loaded once); its kernel rows stay a loop. Values (after the loop
+// pipeline) against a plain loop over the zero-padded input.
+TEST(DefaultScheduleTest, ADepthwiseConvUnrollsItsKernelColumns) {
+  constexpr int kBlocks = 2, kSize = 6;
+  absl::StatusOr<lower::LoweredModule> lowered = testing::OptimizeAndLower(
+      absl::StrCat("def @main(%x: Tensor[(1, ", kBlocks, ", ", kSize, ", ", kSize,
+                   ", 8), float32], %w: Tensor[(", kBlocks, ", 1, 3, 3, 1, 8), float32]) {\n"
+                   "  nn.conv2d_nchwc(%x, %w, padding=[1, 1, 1, 1], groups=", kBlocks * 8,
+                   ", block=8) /* si=dw */\n}\n"),
+      3, kEveryKernelParallel);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  loop::ForKind kind;
+  int64_t extent = 0;
+  ASSERT_TRUE(FindLoop(*lowered, "rk1", &kind, &extent));
+  EXPECT_EQ(kind, loop::ForKind::kUnrolled);
+  EXPECT_EQ(extent, 3);
+  ASSERT_TRUE(FindLoop(*lowered, "rk0", &kind, &extent));
+  EXPECT_EQ(kind, loop::ForKind::kSerial);
+
+  absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(*lowered);
+  ASSERT_TRUE(optimized.ok()) << optimized.status();
+  const int pixels = kSize * kSize;
+  std::vector<double> x = Pattern(kBlocks * pixels * 8, 7, -3), w = Pattern(kBlocks * 9 * 8, 5, -2);
+  auto outputs = testing::RunFloat(*optimized, {testing::F32({1, kBlocks, kSize, kSize, 8}, x),
+                                                testing::F32({kBlocks, 1, 3, 3, 1, 8}, w)});
+  ASSERT_EQ(outputs.size(), 1u);
+  ASSERT_EQ(outputs[0].size(), static_cast<size_t>(kBlocks * pixels * 8));
+  for (int cb = 0; cb < kBlocks; ++cb) {
+    for (int oh = 0; oh < kSize; ++oh) {
+      for (int ow = 0; ow < kSize; ++ow) {
+        for (int l = 0; l < 8; ++l) {
+          double sum = 0;
+          for (int kh = 0; kh < 3; ++kh) {
+            for (int kw = 0; kw < 3; ++kw) {
+              int h = oh + kh - 1, v = ow + kw - 1;
+              if (h < 0 || h >= kSize || v < 0 || v >= kSize) continue;
+              sum += x[((cb * kSize + h) * kSize + v) * 8 + l] * w[((cb * 3 + kh) * 3 + kw) * 8 + l];
+            }
+          }
+          ASSERT_EQ(outputs[0][((cb * kSize + oh) * kSize + ow) * 8 + l], sum)
+              << cb << ", " << oh << ", " << ow << ", " << l;
+        }
       }
     }
   }
