@@ -1,8 +1,10 @@
 /* libkiln_rt's thread pool: kiln_rt_parallel_for runs a parallel loop's outlined body in chunks
- * of about extent / (threads * kChunksPerThread) iterations that the calling thread and the
- * workers take from a shared counter until none is left: a thread the VM descheduled, or that
- * drew the costlier border tiles, leaves its share to the others instead of holding up the
- * loop (static halves measured 1.56-1.64x on 2 threads for ResNet-50). Each iteration runs the
+ * that the calling thread and the workers take from a shared counter until none is left, each
+ * chunk a share of the iterations still left (guided, as OpenMP's schedule(guided)): a thread
+ * the VM descheduled, or that drew the costlier border tiles, leaves its share to the others
+ * instead of holding up the loop, and the last chunks are small, so neither thread waits long
+ * for the other at the end. ResNet-50 on 2 threads: static halves 1.56-1.64x one thread's
+ * speed, chunks of extent / 8 1.6-1.7x, guided 1.8-2.0x. Each iteration runs the
  * same code whichever thread takes it, so results do not depend on the split. Workers spin on the job
  * generation (up to kSpinNanoseconds) before sleeping on a condition variable, because kernels
  * call parallel_for back to back (tens of times per model run) and a wakeup costs more than a
@@ -23,9 +25,10 @@
  * not iterations, since a pause takes 10 to 140 cycles depending on the CPU. */
 enum { kSpinNanoseconds = 5000000 };
 
-/* Chunks per thread of a parallel loop: enough to even out uneven iterations, few enough that
- * taking one (an atomic add on a shared line) stays negligible. */
-enum { kChunksPerThread = 4 };
+/* A chunk takes 1 / (threads * kGuidedShare) of the iterations left, and at least
+ * extent / (threads * kMaxChunksPerThread): enough chunks to even out uneven iterations, few
+ * enough that taking one (a compare-and-swap on a shared line) stays negligible. */
+enum { kGuidedShare = 2, kMaxChunksPerThread = 16 };
 
 static int64_t now_ns(void) {
   struct timespec t;
@@ -63,7 +66,7 @@ typedef struct pool {
   kiln_parallel_body body;
   void* closure;
   int64_t extent;
-  int64_t grain;                   /* iterations per chunk */
+  int64_t grain;                   /* the fewest iterations a chunk takes */
   atomic_int_fast64_t next;        /* the first iteration no thread has taken */
 } pool;
 
@@ -72,13 +75,22 @@ static pool* g_pool;
 static atomic_int g_requested_threads;
 static _Thread_local int t_in_parallel;
 
-/* Runs chunks of the current job until every iteration is taken. */
+/* Runs chunks of the current job until every iteration is taken. Guided: each chunk is a
+ * share of what is left, so chunks start large (few atomics) and end small, and the thread
+ * that finishes last waits for at most a small chunk of the other's. */
 static void run_chunks(pool* p) {
+  int64_t begin = atomic_load_explicit(&p->next, memory_order_relaxed);
   for (;;) {
-    int64_t begin = atomic_fetch_add_explicit(&p->next, p->grain, memory_order_relaxed);
     if (begin >= p->extent) return;
-    int64_t end = p->extent - begin < p->grain ? p->extent : begin + p->grain;
+    int64_t grain = (p->extent - begin) / ((int64_t)p->threads * kGuidedShare);
+    if (grain < p->grain) grain = p->grain;
+    int64_t end = p->extent - begin < grain ? p->extent : begin + grain;
+    if (!atomic_compare_exchange_weak_explicit(&p->next, &begin, end, memory_order_relaxed,
+                                               memory_order_relaxed)) {
+      continue;  /* `begin` now holds the current value */
+    }
     p->body(begin, end, p->closure);
+    begin = atomic_load_explicit(&p->next, memory_order_relaxed);
   }
 }
 
@@ -187,7 +199,7 @@ void kiln_rt_parallel_for(int64_t extent, kiln_parallel_body body, void* closure
   p->body = body;
   p->closure = closure;
   p->extent = extent;
-  p->grain = extent / ((int64_t)p->threads * kChunksPerThread);
+  p->grain = extent / ((int64_t)p->threads * kMaxChunksPerThread);
   if (p->grain < 1) p->grain = 1;
   atomic_store_explicit(&p->next, 0, memory_order_relaxed);
   atomic_store_explicit(&p->pending, p->threads - 1, memory_order_release);
