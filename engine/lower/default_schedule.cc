@@ -182,6 +182,17 @@ BlockedConvTile ChooseBlockedConvTile(const std::vector<te::IterVar>& axes, bool
       if (size > best_size || (size == best_size && blocks > best.blocks)) best = {blocks, columns};
     }
   }
+  // A block count that neither 4 nor 2 divides (24 channels, or ShuffleNet's 116 padded to 120)
+  // would leave 1-block tiles, whose broadcast input feeds one multiply-add and whose blocks each
+  // read the whole input again: 3 blocks, at most kMaxThreeBlockTileColumns wide, instead.
+  if (!depthwise && best.blocks == 1 && axes[1]->extent % 3 == 0) {
+    for (int64_t columns : kBlockedConvColumnTiles) {
+      if (columns <= kMaxThreeBlockTileColumns && axes[3]->extent % columns == 0 &&
+          3 * columns <= max_accumulators) {
+        return {3, columns};
+      }
+    }
+  }
   return best;
 }
 

@@ -432,6 +432,27 @@ TEST(DefaultScheduleTest, APointwiseConvKeepsFourParallelTiles) {
   ExpectPointwiseConvValues(*lowered, 8, 7, 4);
 }
 
+// 3 output blocks (24 channels), which neither 4 nor 2 divides: tiles of 3 blocks x 2 columns
+// (an 8-wide map; at most 3 columns beside 3 blocks), so each broadcast input feeds 3
+// multiply-adds, instead of 1-block tiles 8 wide. The tile buffer the convolution accumulates
+// in holds 3 x 2 vectors of 8 lanes; values against a plain loop.
+TEST(DefaultScheduleTest, APointwiseConvOfThreeOutputBlocksTilesThemTogether) {
+  absl::StatusOr<lower::LoweredModule> lowered = LowerPointwiseConv(2, 8, 3);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::vector<int64_t> allocations;
+  for (const lower::LoweredKernel& lowered_kernel : lowered->kernels) {
+    const auto* kernel = lowered->module->Lookup(lowered_kernel.name).as<loop::PrimFuncNode>();
+    ASSERT_NE(kernel, nullptr);
+    loop::PreOrderVisit(kernel->body, [&](const Object* node) {
+      if (node->kind() == ObjectKind::kAllocate) {
+        allocations.push_back(static_cast<const loop::AllocateNode*>(node)->extent);
+      }
+    });
+  }
+  EXPECT_EQ(allocations, std::vector<int64_t>{3 * 2 * 8});
+  ExpectPointwiseConvValues(*lowered, 2, 8, 3);
+}
+
 // A 3x3 blocked convolution (8 lanes, padding 1, stride 1 or 2) of 16 input blocks over a
 // 14x14 map to 8 output blocks, plus a bias: a tile of 4 output blocks reads 147 KB of weights,
 // so it goes in chunks too, outside the rows and column tiles. Values (after the loop pipeline)
