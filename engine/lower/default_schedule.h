@@ -66,11 +66,6 @@ inline constexpr int64_t kMaxInlinedSize = 256;
 // (28 accumulators on a 32-register AVX-512 core measured 1.6x slower: spills.)
 inline constexpr int64_t kBlockedConvColumnTiles[] = {8, 7, 6, 5, 4, 3, 2};
 inline constexpr int64_t kBlockedConvBlockTiles[] = {4, 2, 1};
-// Output-channel block counts that neither 4 nor 2 divides take tiles of 3 blocks x at most this
-// many columns (3 x 4 spilled on AVX2's 16 registers: the 12 accumulators, 4 broadcasts and 3
-// weight vectors; 3 x 2 and 3 x 3 made ShuffleNet 7% faster than its 1 x 7 and 1 x 8 tiles,
-// paired runs on one Zen 3 core).
-inline constexpr int64_t kMaxThreeBlockTileColumns = 3;
 // A blocked convolution's innermost reduce loop (a block's input lanes, or the kernel columns)
 // is unrolled up to this many steps (an AVX-512 block's 16 lanes).
 inline constexpr int64_t kMaxUnrolledReduceSteps = 16;

@@ -2,10 +2,11 @@
  * that the calling thread and the workers take from a shared counter until none is left, each
  * chunk a share of the iterations still left (guided, as OpenMP's schedule(guided)): a thread
  * the VM descheduled, or that drew the costlier border tiles, leaves its share to the others
- * instead of holding up the loop, and the last chunks are small, so neither thread waits long
- * for the other at the end. ResNet-50 on 2 threads: static halves 1.56-1.64x one thread's
- * speed, chunks of extent / 8 1.6-1.7x, guided 1.8-2.0x. Each iteration runs the
- * same code whichever thread takes it, so results do not depend on the split. Workers spin on the job
+ * instead of holding up the loop, and the last chunks are small, so once the iterations run out
+ * the caller waits for at most one small chunk still running elsewhere. ResNet-50 on 2 threads:
+ * static halves 1.56-1.64x one thread's speed, chunks of extent / 8 1.6-1.7x, guided 1.8-2.0x.
+ * Each iteration runs the same code whichever thread takes it, so results do not depend on the
+ * split. Workers spin on the job
  * generation (up to kSpinNanoseconds) before sleeping on a condition variable, because kernels
  * call parallel_for back to back (tens of times per model run) and a wakeup costs more than a
  * spin. */
@@ -27,7 +28,9 @@ enum { kSpinNanoseconds = 5000000 };
 
 /* A chunk takes 1 / (threads * kGuidedShare) of the iterations left, and at least
  * extent / (threads * kMaxChunksPerThread): enough chunks to even out uneven iterations, few
- * enough that taking one (a compare-and-swap on a shared line) stays negligible. */
+ * enough that taking one (a compare-and-swap on a shared line) stays negligible. Half of
+ * OpenMP's 1 / threads share: a thread descheduled right after taking its first chunk then holds
+ * a quarter of a 2-thread loop, not half of it. */
 enum { kGuidedShare = 2, kMaxChunksPerThread = 16 };
 
 static int64_t now_ns(void) {
@@ -54,13 +57,14 @@ static inline void cpu_relax(void) {
 }
 
 typedef struct pool {
-  int threads; /* including the caller */
+  int threads;   /* including the caller: those started */
+  int requested; /* the thread count asked for (more than `threads` when some failed to start) */
   pthread_t* workers;
   pthread_mutex_t mutex;
   pthread_cond_t work_ready;
   pthread_cond_t work_done;
   atomic_uint_fast64_t generation; /* bumped for each job, and to stop */
-  atomic_int pending;              /* worker chunks of the current job not yet finished */
+  atomic_int pending;              /* workers not yet done with the current job */
   int stopping;
   /* The current job. */
   kiln_parallel_body body;
@@ -76,8 +80,8 @@ static atomic_int g_requested_threads;
 static _Thread_local int t_in_parallel;
 
 /* Runs chunks of the current job until every iteration is taken. Guided: each chunk is a
- * share of what is left, so chunks start large (few atomics) and end small, and the thread
- * that finishes last waits for at most a small chunk of the other's. */
+ * share of what is left, so chunks start large (few atomics) and end small, and once the
+ * iterations run out the caller waits at most for a small chunk still running elsewhere. */
 static void run_chunks(pool* p) {
   int64_t begin = atomic_load_explicit(&p->next, memory_order_relaxed);
   for (;;) {
@@ -154,6 +158,7 @@ static pool* start_pool(int threads) {
   pool* p = calloc(1, sizeof(pool));
   if (p == NULL) return NULL;
   p->threads = threads;
+  p->requested = threads;
   p->workers = calloc((size_t)threads, sizeof(pthread_t));
   pthread_mutex_init(&p->mutex, NULL);
   pthread_cond_init(&p->work_ready, NULL);
@@ -185,7 +190,7 @@ void kiln_rt_parallel_for(int64_t extent, kiln_parallel_body body, void* closure
     body(0, extent, closure);
     return;
   }
-  if (g_pool != NULL && g_pool->threads != threads) {
+  if (g_pool != NULL && g_pool->requested != threads) {
     stop_pool(g_pool);
     g_pool = NULL;
   }

@@ -432,25 +432,45 @@ TEST(DefaultScheduleTest, APointwiseConvKeepsFourParallelTiles) {
   ExpectPointwiseConvValues(*lowered, 8, 7, 4);
 }
 
-// 3 output blocks (24 channels), which neither 4 nor 2 divides: tiles of 3 blocks x 2 columns
-// (an 8-wide map; at most 3 columns beside 3 blocks), so each broadcast input feeds 3
-// multiply-adds, instead of 1-block tiles 8 wide. The tile buffer the convolution accumulates
-// in holds 3 x 2 vectors of 8 lanes; values against a plain loop.
-TEST(DefaultScheduleTest, APointwiseConvOfThreeOutputBlocksTilesThemTogether) {
-  absl::StatusOr<lower::LoweredModule> lowered = LowerPointwiseConv(2, 8, 3);
-  ASSERT_TRUE(lowered.ok()) << lowered.status();
-  std::vector<int64_t> allocations;
-  for (const lower::LoweredKernel& lowered_kernel : lowered->kernels) {
-    const auto* kernel = lowered->module->Lookup(lowered_kernel.name).as<loop::PrimFuncNode>();
-    ASSERT_NE(kernel, nullptr);
+// The sizes of the Allocates in the kernels of `lowered` (before the loop pipeline).
+std::vector<int64_t> AllocationSizes(const lower::LoweredModule& lowered) {
+  std::vector<int64_t> sizes;
+  for (const lower::LoweredKernel& lowered_kernel : lowered.kernels) {
+    const auto* kernel = lowered.module->Lookup(lowered_kernel.name).as<loop::PrimFuncNode>();
+    if (kernel == nullptr) continue;
     loop::PreOrderVisit(kernel->body, [&](const Object* node) {
       if (node->kind() == ObjectKind::kAllocate) {
-        allocations.push_back(static_cast<const loop::AllocateNode*>(node)->extent);
+        sizes.push_back(static_cast<const loop::AllocateNode*>(node)->extent);
       }
     });
   }
-  EXPECT_EQ(allocations, std::vector<int64_t>{3 * 2 * 8});
-  ExpectPointwiseConvValues(*lowered, 2, 8, 3);
+  return sizes;
+}
+
+// Output block counts whose tile would otherwise hold one block (3 blocks: neither 4 nor 2
+// divides them; 15 blocks on a 14-wide map) take tiles of 3 blocks, so each broadcast input
+// feeds 3 multiply-adds, as wide as the accumulators, a broadcast per column and a weight
+// vector fit the registers: with AVX2's 16 (12 accumulators) 3 x 2 on an 8- or 14-wide map,
+// with 32 (16 accumulators) 3 x 4 on an 8-wide one. The convolution accumulates in a buffer of
+// the tile (3 x columns vectors of 8 lanes); values against a plain loop.
+TEST(DefaultScheduleTest, APointwiseConvWhoseBlocksFourAndTwoDoNotDivideTilesThreeTogether) {
+  lower::LowerOptions avx2 = kEveryKernelParallel;
+  avx2.vector_registers = 16;
+  struct Case {
+    int in_blocks, size, out_blocks;
+    const lower::LowerOptions& options;
+    int64_t tile_floats;
+  };
+  for (const Case& c : {Case{2, 8, 3, avx2, 3 * 2 * 8}, Case{2, 14, 15, avx2, 3 * 2 * 8},
+                        Case{2, 8, 3, kEveryKernelParallel, 3 * 4 * 8}}) {
+    SCOPED_TRACE(absl::StrCat(c.out_blocks, " blocks, ", c.size, " wide, ",
+                              c.options.vector_registers, " registers"));
+    absl::StatusOr<lower::LoweredModule> lowered =
+        LowerPointwiseConv(c.in_blocks, c.size, c.out_blocks, 1, c.options);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_EQ(AllocationSizes(*lowered), std::vector<int64_t>{c.tile_floats});
+    ExpectPointwiseConvValues(*lowered, c.in_blocks, c.size, c.out_blocks);
+  }
 }
 
 // A 3x3 blocked convolution (8 lanes, padding 1, stride 1 or 2) of 16 input blocks over a
