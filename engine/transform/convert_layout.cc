@@ -49,14 +49,23 @@ void Gather(const std::string& source, std::string& result, const std::vector<in
             const std::vector<int64_t>& step) {
   const int64_t rank = static_cast<int64_t>(shape.size());
   const int64_t count = static_cast<int64_t>(result.size() / sizeof(Element));
+  if (count == 0) return;
+  if (rank == 0) {
+    std::memcpy(result.data(), source.data(), sizeof(Element));
+    return;
+  }
+  // The innermost axis as one loop (most of the elements), the outer ones as an odometer
+  // keeping `offset` in step.
+  const int64_t inner = shape[rank - 1], inner_step = step[rank - 1];
   std::vector<int64_t> index(shape.size(), 0);
   int64_t offset = 0;
-  for (int64_t flat = 0; flat < count; ++flat) {
-    Element value;
-    std::memcpy(&value, source.data() + offset * sizeof(Element), sizeof(Element));
-    std::memcpy(result.data() + flat * sizeof(Element), &value, sizeof(Element));
-    // Odometer increment of `index`, keeping `offset` in step.
-    for (int64_t d = rank - 1; d >= 0; --d) {
+  char* out = result.data();
+  for (int64_t flat = 0; flat < count; flat += inner) {
+    for (int64_t i = 0; i < inner; ++i, out += sizeof(Element)) {
+      std::memcpy(out, source.data() + (offset + i * inner_step) * sizeof(Element),
+                  sizeof(Element));
+    }
+    for (int64_t d = rank - 2; d >= 0; --d) {
       offset += step[d];
       if (++index[d] < shape[d]) break;
       offset -= step[d] * shape[d];
