@@ -54,6 +54,7 @@ class CompileBudget {
   const CompileLimits& limits() const { return limits_; }
   int64_t live_bytes() const { return live_bytes_.load(std::memory_order_relaxed); }
   int64_t peak_bytes() const { return peak_bytes_.load(std::memory_order_relaxed); }
+  int64_t steps() const { return steps_.load(std::memory_order_relaxed); }
 
  private:
   const CompileLimits limits_;

@@ -229,10 +229,13 @@ class ConstantFolder final : public PostOrderRewriter {
             absl::StrCat("layer '", absl::StrJoin(SpanSourceNames(call.span), ", "),
                          "': folding ", entry.name)));
       }
-      if (std::optional<TensorData> data =
-              FoldFloatBinary(entry.name, inputs[0], inputs[1], shape)) {
-        return WithCheckedType(MakeConstant(std::move(*data), call.span), call.checked_type);
+      std::optional<TensorData> data = FoldFloatBinary(entry.name, inputs[0], inputs[1], shape);
+      // (Its type relation broadcast the operands to `shape`: never taken.)
+      if (!data.has_value()) {
+        return absl::InternalError(absl::StrCat("folding ", entry.name,
+                                                ": the operands do not broadcast to its type"));
       }
+      return WithCheckedType(MakeConstant(std::move(*data), call.span), call.checked_type);
     }
     KILN_ASSIGN_OR_RETURN(Attrs attrs, NormalizeAttrs(entry, call.attrs));
     std::vector<te::Tensor> placeholders;

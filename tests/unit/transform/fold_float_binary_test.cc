@@ -10,7 +10,9 @@
 #include <cstring>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "engine/pass/pass_context.h"
+#include "engine/support/compile_budget.h"
 #include "engine/transform/fold_constant.h"
 #include "tests/unit/transform/transform_test_util.h"
 
@@ -86,6 +88,45 @@ def @main() {
   EXPECT_EQ(constant->data->shape, (std::vector<int64_t>{2, 1, 1, 2}));
   EXPECT_EQ(Values(constant->data), (std::vector<float>{-2, -4, -3, -4}));
   EXPECT_EQ(SpanSourceNames(constant->span), std::vector<std::string>{"bn"});
+}
+
+// FoldConstant takes the direct path for float32 arithmetic: a (64, 1) x (1, 64) product of
+// two constants, out[i][j] = i * (j - 10), costs the compile's budget one step per element
+// (4096), where the interpreter would count its loops' iterations and expression nodes.
+TEST(FoldFloatBinaryTest, FoldConstantComputesFloatArithmeticWithoutTheInterpreter) {
+  std::string rows, columns;
+  for (int k = 0; k < 64; ++k) {
+    float row = static_cast<float>(k), column = static_cast<float>(k - 10);
+    unsigned char bytes[4];
+    std::memcpy(bytes, &row, 4);
+    for (unsigned char b : bytes) absl::StrAppend(&rows, absl::Hex(b, absl::kZeroPad2));
+    std::memcpy(bytes, &column, 4);
+    for (unsigned char b : bytes) absl::StrAppend(&columns, absl::Hex(b, absl::kZeroPad2));
+  }
+  IRModule module = kiln::testing::ParseTyped(absl::StrCat(R"(def @main() {
+  multiply(meta[Constant][0] /* si=a */, meta[Constant][1] /* si=b */) /* si=product */
+}
+
+#[metadata]
+meta[Constant][0] = Tensor[(64, 1), float32] 0x)",
+                                                           rows, R"(;
+meta[Constant][1] = Tensor[(1, 64), float32] 0x)",
+                                                           columns, ";\n"));
+  ASSERT_TRUE(module);
+  PassContext context;
+  auto budget = std::make_shared<CompileBudget>(CompileLimits{int64_t{1} << 30, 1 << 30});
+  context.set_budget(budget);
+  PassContext::Scope scope(context);
+  absl::StatusOr<IRModule> folded = (*FoldConstant())(module, context);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  const auto* constant = (*folded)->Lookup("main").as<FunctionNode>()->body.as<ConstantNode>();
+  ASSERT_NE(constant, nullptr) << PrintModule(*folded);
+  ASSERT_EQ(constant->data->shape, (std::vector<int64_t>{64, 64}));
+  std::vector<float> values = Values(constant->data);
+  EXPECT_EQ(values[0 * 64 + 0], 0.0f);
+  EXPECT_EQ(values[3 * 64 + 2], -24.0f);
+  EXPECT_EQ(values[63 * 64 + 63], 63.0f * 53.0f);
+  EXPECT_EQ(budget->steps(), 64 * 64);
 }
 
 }  // namespace
