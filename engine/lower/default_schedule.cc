@@ -268,10 +268,13 @@ bool ReadPaddingInline(te::Schedule& schedule, const te::Tensor& conv) {
 // and index arithmetic fold into constant offsets and the tile's multiply-adds issue back to
 // back. Which loop, by the reduce axes (`reduce_axes`: dense (input blocks, kernel rows, kernel
 // columns, input lanes), depthwise (kernel rows, kernel columns)):
-//  * dense, a block's input lanes (8 or 16); in pairs when the convolution reads its padding
-//    inline (`padding_inline`: strided, so LoopPartition gives its border rows and columns
-//    their own copies of the nest): as fast, and ResNet-50 compiled 1.2x faster than with its
-//    3x3/2 nests unrolled by 8;
+//  * dense, a block's input lanes: 8 whole, 16 (AVX-512) in groups of 4; in pairs when the
+//    convolution reads its padding inline (`padding_inline`: strided, so LoopPartition gives
+//    its border rows and columns their own copies of the nest): as fast, and ResNet-50
+//    compiled 1.2x faster than with its 3x3/2 nests unrolled by 8. A 16-lane block unrolled
+//    whole (256 multiply-adds of a 4 x 4 tile in one straight run) measured slower on a Zen 5
+//    core than in groups of 2, 4 or 8, which are alike (paired .so runs, one thread: DenseNet
+//    x0.85, ResNet-50 x0.95, MobileNetV2 x0.89-0.92 with groups of 8);
 //  * dense with an unblocked input (1 lane: a stem's 3 channels, ShuffleNet's 116), the kernel
 //    columns (a 7x7/2 stem: one block's tile, small even in its border copies), or for a 1x1
 //    the input channels `channel_blocks` in groups of up to 8;
@@ -297,6 +300,8 @@ void UnrollInnerReduceSteps(te::Schedule& schedule, const te::Tensor& conv,
   if (lanes->extent > 1) {
     if (padding_inline && lanes->extent > 2 && lanes->extent % 2 == 0) {
       schedule.Unroll(conv, schedule.Split(conv, lanes, 2).second);
+    } else if (lanes->extent > kMaxWholeLaneSteps && lanes->extent % kLaneStepGroup == 0) {
+      schedule.Unroll(conv, schedule.Split(conv, lanes, kLaneStepGroup).second);
     } else {
       unroll_whole(lanes);
     }
@@ -349,7 +354,14 @@ std::optional<ConvChunks> PlanConvInChunks(const std::vector<te::IterVar>& axes,
                                            const std::vector<te::IterVar>& reduce_axes,
                                            int64_t stride, int64_t max_accumulators,
                                            Parallelism parallel) {
-  if (axes.size() != 5 || reduce_axes.size() != 4 || max_accumulators < 1) return std::nullopt;
+  // Blocks of 16 lanes (AVX-512) keep the plain register tiles: in chunks, MobileNetV2,
+  // EfficientNet and ResNet-50 ran x1.04, x1.03 and x1.09 slower on a Zen 5 core (paired .so
+  // runs, one thread, both with 16 lanes unrolled in groups of 8). A 16-lane block's weights
+  // are twice an 8-lane one's bytes, so a chunk holds half the reduce steps between the
+  // accumulators' round trips through L1, and its wider register tiles (4 x 4, 2 x 7) already
+  // reuse each weight vector across 4-7 pixels.
+  if (axes.size() != 5 || axes[4]->extent > kMaxChunkedConvLanes) return std::nullopt;
+  if (reduce_axes.size() != 4 || max_accumulators < 1) return std::nullopt;
   int64_t kernel_rows = reduce_axes[1]->extent, kernel_columns = reduce_axes[2]->extent;
   bool pointwise = kernel_rows == 1 && kernel_columns == 1;
   ConvChunks plan;
@@ -367,8 +379,7 @@ std::optional<ConvChunks> PlanConvInChunks(const std::vector<te::IterVar>& axes,
     plan.blocks /= 2;
   }
   // Larger kernels were measured with tiles of 4 blocks (AVX2's 8 lanes); a 1-block tile loads a
-  // broadcast per multiply-add and was not. (With AVX-512's 16 lanes a 3x3 chunk of one input
-  // block and 4 output blocks already takes 36 KB: no plan fits, as before.)
+  // broadcast per multiply-add and was not.
   if (!pointwise && plan.blocks < 2) return std::nullopt;
   int64_t height = axes[2]->extent, width = axes[3]->extent;
   int64_t lanes = axes[4]->extent, input_lanes = reduce_axes[3]->extent;

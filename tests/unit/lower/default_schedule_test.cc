@@ -285,13 +285,13 @@ def @main(%q: Tensor[(4, 8, 64), float32], %k: Tensor[(4, 64, 32), float32]) {
 // of `batch` images to `out_blocks` output blocks, plus a bias, lowered at -O3.
 absl::StatusOr<lower::LoweredModule> LowerPointwiseConv(
     int in_blocks, int size, int out_blocks, int batch = 1,
-    const lower::LowerOptions& options = kEveryKernelParallel) {
+    const lower::LowerOptions& options = kEveryKernelParallel, int lanes = 8) {
   return testing::OptimizeAndLower(
       absl::StrCat("def @main(%x: Tensor[(", batch, ", ", in_blocks, ", ", size, ", ", size,
-                   ", 8), float32], %w: Tensor[(", out_blocks, ", ", in_blocks,
-                   ", 1, 1, 8, 8), float32], %b: Tensor[(1, ", out_blocks,
-                   ", 1, 1, 8), float32]) {\n"
-                   "  %0 = nn.conv2d_nchwc(%x, %w, block=8) /* si=conv */;\n"
+                   ", ", lanes, "), float32], %w: Tensor[(", out_blocks, ", ", in_blocks,
+                   ", 1, 1, ", lanes, ", ", lanes, "), float32], %b: Tensor[(1, ", out_blocks,
+                   ", 1, 1, ", lanes, "), float32]) {\n"
+                   "  %0 = nn.conv2d_nchwc(%x, %w, block=", lanes, ") /* si=conv */;\n"
                    "  add(%0, %b) /* si=bias */\n}\n"),
       3, options);
 }
@@ -306,29 +306,30 @@ std::vector<double> Pattern(int n, int period, int offset) {
 // Runs `lowered` (LowerPointwiseConv's) through the loop pipeline and checks its values
 // against a plain loop.
 void ExpectPointwiseConvValues(const lower::LoweredModule& lowered, int in_blocks, int size,
-                               int out_blocks, int batch = 1) {
+                               int out_blocks, int batch = 1, int lanes = 8) {
   absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(lowered);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
-  const int pixels = size * size;
-  std::vector<double> x = Pattern(batch * in_blocks * pixels * 8, 7, -3),
-                      w = Pattern(out_blocks * in_blocks * 64, 5, -2), b = Pattern(out_blocks * 8, 3, 0);
-  auto outputs = testing::RunFloat(*optimized, {testing::F32({batch, in_blocks, size, size, 8}, x),
-                                                testing::F32({out_blocks, in_blocks, 1, 1, 8, 8}, w),
-                                                testing::F32({1, out_blocks, 1, 1, 8}, b)});
+  const int pixels = size * size, L = lanes;
+  std::vector<double> x = Pattern(batch * in_blocks * pixels * L, 7, -3),
+                      w = Pattern(out_blocks * in_blocks * L * L, 5, -2),
+                      b = Pattern(out_blocks * L, 3, 0);
+  auto outputs = testing::RunFloat(*optimized, {testing::F32({batch, in_blocks, size, size, L}, x),
+                                                testing::F32({out_blocks, in_blocks, 1, 1, L, L}, w),
+                                                testing::F32({1, out_blocks, 1, 1, L}, b)});
   ASSERT_EQ(outputs.size(), 1u);
-  ASSERT_EQ(outputs[0].size(), static_cast<size_t>(batch * out_blocks * pixels * 8));
+  ASSERT_EQ(outputs[0].size(), static_cast<size_t>(batch * out_blocks * pixels * L));
   for (int n = 0; n < batch; ++n) {
     for (int ob = 0; ob < out_blocks; ++ob) {
       for (int p = 0; p < pixels; ++p) {
-        for (int l = 0; l < 8; ++l) {
-          double sum = b[ob * 8 + l];
+        for (int l = 0; l < L; ++l) {
+          double sum = b[ob * L + l];
           for (int cb = 0; cb < in_blocks; ++cb) {
-            for (int c = 0; c < 8; ++c) {
-              sum += x[((n * in_blocks + cb) * pixels + p) * 8 + c] *
-                     w[((ob * in_blocks + cb) * 8 + c) * 8 + l];
+            for (int c = 0; c < L; ++c) {
+              sum += x[((n * in_blocks + cb) * pixels + p) * L + c] *
+                     w[((ob * in_blocks + cb) * L + c) * L + l];
             }
           }
-          ASSERT_EQ(outputs[0][((n * out_blocks + ob) * pixels + p) * 8 + l], sum)
+          ASSERT_EQ(outputs[0][((n * out_blocks + ob) * pixels + p) * L + l], sum)
               << n << ", " << ob << ", " << p << ", " << l;
         }
       }
@@ -471,6 +472,26 @@ TEST(DefaultScheduleTest, APointwiseConvWhoseBlocksFourAndTwoDoNotDivideTilesThr
     EXPECT_EQ(AllocationSizes(*lowered), std::vector<int64_t>{c.tile_floats});
     ExpectPointwiseConvValues(*lowered, c.in_blocks, c.size, c.out_blocks);
   }
+}
+
+// With AVX-512's 16-lane blocks a pointwise convolution over a 7x7 map keeps plain register
+// tiles (in chunks it ran slower there): the largest tile of at most 16 accumulators that
+// divides the map, 2 blocks x 7 columns, the reduction over all 8 input blocks inside the tile
+// loops, and a block's 16 input lanes unrolled in groups of 4. Values against a plain loop.
+TEST(DefaultScheduleTest, APointwiseConvOfSixteenLaneBlocksKeepsRegisterTilesWithoutChunks) {
+  absl::StatusOr<lower::LoweredModule> lowered =
+      LowerPointwiseConv(8, 7, 8, 1, kEveryKernelParallel, 16);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
+  std::string names = absl::StrJoin(loops, " ");
+  EXPECT_EQ(LoopPosition(loops, "rcb.outer"), static_cast<long>(loops.size())) << names;
+  EXPECT_EQ(AllocationSizes(*lowered), std::vector<int64_t>{2 * 7 * 16});
+  loop::ForKind kind;
+  int64_t extent = 0;
+  ASSERT_TRUE(FindLoop(*lowered, "rc.inner", &kind, &extent)) << names;
+  EXPECT_EQ(kind, loop::ForKind::kUnrolled);
+  EXPECT_EQ(extent, 4);
+  ExpectPointwiseConvValues(*lowered, 8, 7, 8, 1, 16);
 }
 
 // A 3x3 blocked convolution (8 lanes, padding 1, stride 1 or 2) of 16 input blocks over a
