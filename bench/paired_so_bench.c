@@ -1,0 +1,123 @@
+/* Paired A/B of compiled models: loads two or more shared objects built by
+ * `kiln-opt MODEL -O3 --emit=so -o X.so` (same model, different compiler builds or options) into
+ * one process and runs them in turn, round after round, each round's order rotated, so the
+ * VM's speed, which drifts by up to 1.5x over minutes on these machines, falls on all of them
+ * alike. Prints each one's fastest round median and the median over rounds of its round
+ * median / the first one's: the figure to compare, never an absolute time. A benchmark, never a
+ * test.
+ *
+ * usage: paired_so_bench ROUNDS A.so B.so [C.so ...]   (paths with a slash: ./a.so)
+ * KILN_NUM_THREADS sets the threads (1 for the one-thread figures). Inputs are a fixed pattern;
+ * models compiled per sample (`_run_dynamic`) are not supported. */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/runtime/kiln_runtime.h"
+
+enum { kMaxModels = 8, kMaxTensors = 64, kMaxRounds = 200, kRunsPerRound = 9 };
+
+typedef int32_t (*run_fn)(void* const*, void* const*, void*);
+
+typedef struct model {
+  run_fn run;
+  void* inputs[kMaxTensors];
+  void* outputs[kMaxTensors];
+  void* workspace;
+} model;
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int compare_doubles(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static void* aligned_buffer(int64_t bytes) {
+  return aligned_alloc(64, (size_t)((bytes + 63) / 64 * 64 + 64));
+}
+
+/* Loads `path` and allocates its buffers; 0 on success. */
+static int load(const char* path, model* m) {
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == NULL) {
+    fprintf(stderr, "%s\n", dlerror());
+    return 1;
+  }
+  m->run = (run_fn)dlsym(handle, "kiln_model_run");
+  int64_t (*workspace_size)(void) = (int64_t (*)(void))dlsym(handle, "kiln_model_workspace_size");
+  int32_t (*num_inputs)(void) = (int32_t (*)(void))dlsym(handle, "kiln_model_num_inputs");
+  int32_t (*num_outputs)(void) = (int32_t (*)(void))dlsym(handle, "kiln_model_num_outputs");
+  const kiln_tensor_info* (*input_info)(int32_t) =
+      (const kiln_tensor_info* (*)(int32_t))dlsym(handle, "kiln_model_input_info");
+  const kiln_tensor_info* (*output_info)(int32_t) =
+      (const kiln_tensor_info* (*)(int32_t))dlsym(handle, "kiln_model_output_info");
+  if (!m->run || !workspace_size || !num_inputs || !num_outputs || !input_info || !output_info ||
+      num_inputs() > kMaxTensors || num_outputs() > kMaxTensors) {
+    fprintf(stderr, "%s: not a static Kiln model (kiln_model_run and its queries)\n", path);
+    return 1;
+  }
+  m->workspace = aligned_buffer(workspace_size());
+  for (int32_t i = 0; i < num_inputs(); ++i) {
+    int64_t bytes = input_info(i)->bytes;
+    unsigned char* data = aligned_buffer(bytes);
+    /* float32 inputs small values (0.000 .. 0.999), others zeros (a valid index, a false). */
+    memset(data, 0, (size_t)bytes);
+    for (int64_t j = 0; input_info(i)->dtype == KILN_FLOAT32 && j + 4 <= bytes; j += 4) {
+      *(float*)(data + j) = (float)((j / 4 * 7919) % 1000) / 1000.0f;
+    }
+    m->inputs[i] = data;
+  }
+  for (int32_t i = 0; i < num_outputs(); ++i) m->outputs[i] = aligned_buffer(output_info(i)->bytes);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  int rounds = argc > 1 ? atoi(argv[1]) : 0, count = argc - 2;
+  if (argc < 4 || rounds < 1 || rounds > kMaxRounds || count > kMaxModels) {
+    fprintf(stderr, "usage: paired_so_bench ROUNDS(1-%d) A.so B.so [up to %d]\n", kMaxRounds,
+            kMaxModels);
+    return 2;
+  }
+  static model models[kMaxModels];
+  static double medians[kMaxModels][kMaxRounds];
+  for (int k = 0; k < count; ++k) {
+    if (load(argv[k + 2], &models[k]) != 0) return 1;
+  }
+  for (int r = 0; r < rounds; ++r) {
+    for (int turn = 0; turn < count; ++turn) {
+      int k = (turn + r) % count;
+      model* m = &models[k];
+      double times[kRunsPerRound];
+      if (m->run(m->inputs, m->outputs, m->workspace) != 0) {  /* warm-up, and a check */
+        fprintf(stderr, "%s: the run failed\n", argv[k + 2]);
+        return 1;
+      }
+      for (int j = 0; j < kRunsPerRound; ++j) {
+        double start = now_ms();
+        m->run(m->inputs, m->outputs, m->workspace);
+        times[j] = now_ms() - start;
+      }
+      qsort(times, kRunsPerRound, sizeof(double), compare_doubles);
+      medians[k][r] = times[kRunsPerRound / 2];
+    }
+  }
+  for (int k = 0; k < count; ++k) {
+    double fastest = medians[k][0], ratios[kMaxRounds];
+    for (int r = 0; r < rounds; ++r) {
+      if (medians[k][r] < fastest) fastest = medians[k][r];
+      ratios[r] = medians[k][r] / medians[0][r];
+    }
+    qsort(ratios, (size_t)rounds, sizeof(double), compare_doubles);
+    printf("%-32s fastest round %.3f ms  x%.3f the first (median of %d rounds)\n", argv[k + 2],
+           fastest, ratios[rounds / 2], rounds);
+  }
+  return 0;
+}
