@@ -6,9 +6,11 @@
  * median / the first one's: the figure to compare, never an absolute time. A benchmark, never a
  * test.
  *
- * usage: paired_so_bench ROUNDS A.so B.so [C.so ...]   (paths with a slash: ./a.so)
- * KILN_NUM_THREADS sets the threads (1 for the one-thread figures). Inputs are a fixed pattern;
- * models compiled per sample (`_run_dynamic`) are not supported. */
+ * usage: KILN_NUM_THREADS=1 paired_so_bench ROUNDS A.so B.so [C.so ...]
+ * One thread: each .so carries its own runtime and thread pool, whose idle workers spin for a
+ * while after their turn, so with more threads the builds compete for the cores. Inputs are a
+ * fixed pattern (float32; other types zeros); models compiled per sample (`_run_dynamic`) are
+ * not supported. With an even number of rounds the upper median is printed. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,12 +42,24 @@ static int compare_doubles(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
+/* A 64-byte aligned buffer of at least `bytes`; exits when there is no memory for it. */
 static void* aligned_buffer(int64_t bytes) {
-  return aligned_alloc(64, (size_t)((bytes + 63) / 64 * 64 + 64));
+  void* buffer = aligned_alloc(64, (size_t)((bytes + 63) / 64 * 64 + 64));
+  if (buffer == NULL) {
+    fprintf(stderr, "out of memory for a buffer of %lld bytes\n", (long long)bytes);
+    exit(1);
+  }
+  return buffer;
 }
 
 /* Loads `path` and allocates its buffers; 0 on success. */
 static int load(const char* path, model* m) {
+  /* dlopen searches the library path for a name without a slash: name the file itself. */
+  char relative[4096];
+  if (strchr(path, '/') == NULL) {
+    snprintf(relative, sizeof relative, "./%s", path);
+    path = relative;
+  }
   void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (handle == NULL) {
     fprintf(stderr, "%s\n", dlerror());
@@ -61,7 +75,8 @@ static int load(const char* path, model* m) {
       (const kiln_tensor_info* (*)(int32_t))dlsym(handle, "kiln_model_output_info");
   if (!m->run || !workspace_size || !num_inputs || !num_outputs || !input_info || !output_info ||
       num_inputs() > kMaxTensors || num_outputs() > kMaxTensors) {
-    fprintf(stderr, "%s: not a static Kiln model (kiln_model_run and its queries)\n", path);
+    fprintf(stderr, "%s: not a static Kiln model (no kiln_model_run and its queries: %s)\n",
+            path, dlerror());
     return 1;
   }
   m->workspace = aligned_buffer(workspace_size());
@@ -96,8 +111,10 @@ int main(int argc, char** argv) {
       int k = (turn + r) % count;
       model* m = &models[k];
       double times[kRunsPerRound];
-      if (m->run(m->inputs, m->outputs, m->workspace) != 0) {  /* warm-up, and a check */
-        fprintf(stderr, "%s: the run failed\n", argv[k + 2]);
+      int32_t status = m->run(m->inputs, m->outputs, m->workspace); /* warm-up, and a check */
+      if (status != 0) {
+        fprintf(stderr, "%s: the run failed with status %d (kiln_runtime.h's KILN_ERROR_*)\n",
+                argv[k + 2], status);
         return 1;
       }
       for (int j = 0; j < kRunsPerRound; ++j) {

@@ -273,8 +273,8 @@ bool ReadPaddingInline(te::Schedule& schedule, const te::Tensor& conv) {
 //    its border rows and columns their own copies of the nest): as fast, and ResNet-50
 //    compiled 1.2x faster than with its 3x3/2 nests unrolled by 8. A 16-lane block unrolled
 //    whole (256 multiply-adds of a 4 x 4 tile in one straight run) measured slower on a Zen 5
-//    core than in groups of 2, 4 or 8, which are alike (paired .so runs, one thread: DenseNet
-//    x0.85, ResNet-50 x0.95, MobileNetV2 x0.89-0.92 with groups of 8);
+//    core than in groups of 2, 4 or 8, which are alike (paired .so runs, one thread, groups of
+//    8: ResNet-50 x0.95, MobileNetV2 x0.89-0.92; with chunks off too, DenseNet x0.85);
 //  * dense with an unblocked input (1 lane: a stem's 3 channels, ShuffleNet's 116), the kernel
 //    columns (a 7x7/2 stem: one block's tile, small even in its border copies), or for a 1x1
 //    the input channels `channel_blocks` in groups of up to 8;
@@ -344,7 +344,8 @@ struct ConvChunks {
   int64_t blocks = 1, columns = 1, chunk = 1, rows = 1;
 };
 
-// The plan for a dense blocked convolution with output axes (N, O/b, OH, OW, b), reduce axes
+// The plan for a dense blocked convolution with output axes (N, O/b, OH, OW, b), b at most
+// kMaxChunkedConvLanes, reduce axes
 // (input blocks, kernel rows, kernel columns, input lanes) and `stride` when its map has at most
 // kSmallMapPixels pixels, or a tile's weights exceed kPointwiseChunkBytes and strips of whole rows
 // of at most kPointwiseStripPixels divide the map; else none. Kernels of any size: a 3x3 tile's

@@ -66,17 +66,16 @@ inline constexpr int64_t kMaxInlinedSize = 256;
 // (28 accumulators on a 32-register AVX-512 core measured 1.6x slower: spills.)
 inline constexpr int64_t kBlockedConvColumnTiles[] = {8, 7, 6, 5, 4, 3, 2};
 inline constexpr int64_t kBlockedConvBlockTiles[] = {4, 2, 1};
-// A blocked convolution's innermost reduce loop (a block's input lanes, or the kernel columns)
-// is unrolled up to this many steps (an AVX-512 block's 16 lanes).
+// A blocked convolution's innermost reduce loop unrolled whole (a depthwise or unblocked
+// input's kernel columns, a block's input lanes) has at most this many steps.
 inline constexpr int64_t kMaxUnrolledReduceSteps = 16;
 // A block's input lanes are unrolled whole up to kMaxWholeLaneSteps (AVX2's 8); more (an
 // AVX-512 block's 16) in groups of kLaneStepGroup.
 inline constexpr int64_t kMaxWholeLaneSteps = 8;
 inline constexpr int64_t kLaneStepGroup = 4;
-// A dense blocked convolution (1x1, 3x3, ...) with blocks of at most kMaxChunkedConvLanes lanes
-// whose output map has at most kSmallMapPixels
-// pixels (7x7 and smaller), or whose register tile's weights exceed kPointwiseChunkBytes, is
-// computed a few
+// A dense blocked convolution (1x1, 3x3, ...) with output blocks of at most
+// kMaxChunkedConvLanes lanes whose output map has at most kSmallMapPixels pixels (7x7 and
+// smaller), or whose register tile's weights exceed kPointwiseChunkBytes, is computed a few
 // output blocks at a time over the whole map, or over strips of whole rows of at most
 // kPointwiseStripPixels pixels, its reduction in chunks whose weights and input fit, with the
 // strip's accumulators, in kPointwiseChunkBytes (of a 32 KB L1).

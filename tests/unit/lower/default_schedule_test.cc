@@ -309,27 +309,28 @@ void ExpectPointwiseConvValues(const lower::LoweredModule& lowered, int in_block
                                int out_blocks, int batch = 1, int lanes = 8) {
   absl::StatusOr<lower::LoweredModule> optimized = testing::RunLoopPipeline(lowered);
   ASSERT_TRUE(optimized.ok()) << optimized.status();
-  const int pixels = size * size, L = lanes;
-  std::vector<double> x = Pattern(batch * in_blocks * pixels * L, 7, -3),
-                      w = Pattern(out_blocks * in_blocks * L * L, 5, -2),
-                      b = Pattern(out_blocks * L, 3, 0);
-  auto outputs = testing::RunFloat(*optimized, {testing::F32({batch, in_blocks, size, size, L}, x),
-                                                testing::F32({out_blocks, in_blocks, 1, 1, L, L}, w),
-                                                testing::F32({1, out_blocks, 1, 1, L}, b)});
+  const int pixels = size * size;
+  std::vector<double> x = Pattern(batch * in_blocks * pixels * lanes, 7, -3),
+                      w = Pattern(out_blocks * in_blocks * lanes * lanes, 5, -2),
+                      b = Pattern(out_blocks * lanes, 3, 0);
+  auto outputs = testing::RunFloat(
+      *optimized, {testing::F32({batch, in_blocks, size, size, lanes}, x),
+                   testing::F32({out_blocks, in_blocks, 1, 1, lanes, lanes}, w),
+                   testing::F32({1, out_blocks, 1, 1, lanes}, b)});
   ASSERT_EQ(outputs.size(), 1u);
-  ASSERT_EQ(outputs[0].size(), static_cast<size_t>(batch * out_blocks * pixels * L));
+  ASSERT_EQ(outputs[0].size(), static_cast<size_t>(batch * out_blocks * pixels * lanes));
   for (int n = 0; n < batch; ++n) {
     for (int ob = 0; ob < out_blocks; ++ob) {
       for (int p = 0; p < pixels; ++p) {
-        for (int l = 0; l < L; ++l) {
-          double sum = b[ob * L + l];
+        for (int l = 0; l < lanes; ++l) {
+          double sum = b[ob * lanes + l];
           for (int cb = 0; cb < in_blocks; ++cb) {
-            for (int c = 0; c < L; ++c) {
-              sum += x[((n * in_blocks + cb) * pixels + p) * L + c] *
-                     w[((ob * in_blocks + cb) * L + c) * L + l];
+            for (int c = 0; c < lanes; ++c) {
+              sum += x[((n * in_blocks + cb) * pixels + p) * lanes + c] *
+                     w[((ob * in_blocks + cb) * lanes + c) * lanes + l];
             }
           }
-          ASSERT_EQ(outputs[0][((n * out_blocks + ob) * pixels + p) * L + l], sum)
+          ASSERT_EQ(outputs[0][((n * out_blocks + ob) * pixels + p) * lanes + l], sum)
               << n << ", " << ob << ", " << p << ", " << l;
         }
       }
