@@ -6,9 +6,11 @@
  * median / the first one's: the figure to compare, never an absolute time. A benchmark, never a
  * test.
  *
- * usage: KILN_NUM_THREADS=1 paired_so_bench ROUNDS A.so B.so [C.so ...]
- * One thread: each .so carries its own runtime and thread pool, whose idle workers spin for a
- * while after their turn, so with more threads the builds compete for the cores. Inputs are a
+ * usage: KILN_NUM_THREADS=N paired_so_bench ROUNDS A.so B.so [C.so ...]
+ * Each .so carries its own runtime and thread pool, whose idle workers spin for a while after
+ * their turn: each turn ends with a pause longer than that spin, so with more than one thread
+ * the next build's workers have the cores (set KILN_NUM_THREADS: without it each pool starts a
+ * thread per CPU). Inputs are a
  * fixed pattern (float32; other types zeros); models compiled per sample (`_run_dynamic`) are
  * not supported. With an even number of rounds the upper median is printed. */
 #include <dlfcn.h>
@@ -17,10 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/runtime/kiln_runtime.h"
 
 enum { kMaxModels = 8, kMaxTensors = 64, kMaxRounds = 200, kRunsPerRound = 9 };
+
+/* The pause after each turn: longer than a thread pool's idle workers spin (thread_pool.c's
+ * kSpinNanoseconds), so with more than one thread the next build's workers have the cores. */
+enum { kSettleMicroseconds = 20000 };
 
 typedef int32_t (*run_fn)(void* const*, void* const*, void*);
 
@@ -124,6 +131,7 @@ int main(int argc, char** argv) {
       }
       qsort(times, kRunsPerRound, sizeof(double), compare_doubles);
       medians[k][r] = times[kRunsPerRound / 2];
+      usleep(kSettleMicroseconds);
     }
   }
   for (int k = 0; k < count; ++k) {

@@ -1,15 +1,22 @@
-/* libkiln_rt's thread pool: kiln_rt_parallel_for runs a parallel loop's outlined body in chunks
- * that the calling thread and the workers take from a shared counter until none is left, each
- * chunk a share of the iterations still left (guided, as OpenMP's schedule(guided)): a thread
- * the VM descheduled, or that drew the costlier border tiles, leaves its share to the others
- * instead of holding up the loop, and the last chunks are small, so once the iterations run out
- * the caller waits for at most one small chunk still running elsewhere. ResNet-50 on 2 threads:
- * static halves 1.56-1.64x one thread's speed, chunks of extent / 8 1.6-1.7x, guided 1.8-2.0x.
- * Each iteration runs the same code whichever thread takes it, so results do not depend on the
- * split. Workers spin on the job
- * generation (up to kSpinNanoseconds) before sleeping on a condition variable, because kernels
- * call parallel_for back to back (tens of times per model run) and a wakeup costs more than a
- * spin. */
+/* libkiln_rt's thread pool: kiln_rt_parallel_for gives each thread (the caller first, then the
+ * workers) one contiguous range of a parallel loop's iterations, which it runs front to back, a
+ * share of what is left at a time; a thread done with its own range takes chunks from the back
+ * of the others' until none is left.
+ *
+ * Ranges, for where data lives: the default schedules split large feature maps by rows
+ * (engine/lower/default_schedule.cc), so consecutive kernels give each thread the same rows of
+ * each map, and a kernel reads the rows the previous one wrote on the same core. On these VMs a
+ * core reads data another core has just written at about a quarter of the speed it reads its
+ * own (two threads handing 4 MiB back and forth: 55 against 220 GB/s), and a shared counter of
+ * guided chunks handed rows to whichever thread came first. ResNet-50 on 2 threads: x0.96-0.98
+ * the time of guided chunks, DenseNet x0.92, ShuffleNet x0.96 (paired runs, a Zen 5 host).
+ * Stealing, for the VM's other tenants: a thread the VM descheduled, or that drew the costlier
+ * border rows, leaves the rest of its range to the others instead of holding up the loop (static
+ * halves alone ran ResNet-50 1.56-1.64x one thread's speed, guided chunks 1.8-2.0x). Each
+ * iteration runs the same code whichever thread takes it, so results do not depend on the split.
+ * Workers spin on the job generation (up to kSpinNanoseconds) before sleeping on a condition
+ * variable, because kernels call parallel_for back to back (tens of times per model run) and a
+ * wakeup costs more than a spin. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,12 +33,19 @@
  * not iterations, since a pause takes 10 to 140 cycles depending on the CPU. */
 enum { kSpinNanoseconds = 5000000 };
 
-/* A chunk takes 1 / (threads * kGuidedShare) of the iterations left, and at least
- * extent / (threads * kMaxChunksPerThread): enough chunks to even out uneven iterations, few
- * enough that taking one (a compare-and-swap on a shared line) stays negligible. Half of
- * OpenMP's 1 / threads share: a thread descheduled right after taking its first chunk then holds
- * a quarter of a 2-thread loop, not half of it. */
-enum { kGuidedShare = 2, kMaxChunksPerThread = 16 };
+/* A chunk takes 1 / kChunkShare of what is left of the range it comes from, and at least
+ * extent / (threads * kMaxChunksPerThread) iterations: enough chunks to even out uneven
+ * iterations, few enough that taking one (a compare-and-swap) stays negligible. A thread
+ * descheduled right after taking its first chunk holds a quarter of its range; the rest is taken
+ * from behind it. */
+enum { kChunkShare = 4, kMaxChunksPerThread = 16 };
+
+/* A thread's range, in units of the job (below): (front << 32) | back, its own cache line so that
+ * one thread taking a chunk does not slow another's. */
+typedef struct range {
+  _Atomic uint64_t bounds;
+  char padding[64 - sizeof(uint64_t)];
+} range;
 
 static int64_t now_ns(void) {
   struct timespec t;
@@ -56,10 +70,19 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-typedef struct pool {
+typedef struct pool pool;
+
+/* What a worker thread is started with: its pool and its index (the caller's is 0). */
+typedef struct worker {
+  pool* p;
+  int index;
+} worker;
+
+struct pool {
   int threads;   /* including the caller: those started */
   int requested; /* the thread count asked for (more than `threads` when some failed to start) */
-  pthread_t* workers;
+  pthread_t* threads_started;
+  worker* workers;
   pthread_mutex_t mutex;
   pthread_cond_t work_ready;
   pthread_cond_t work_done;
@@ -70,36 +93,52 @@ typedef struct pool {
   kiln_parallel_body body;
   void* closure;
   int64_t extent;
-  int64_t grain;                   /* the fewest iterations a chunk takes */
-  atomic_int_fast64_t next;        /* the first iteration no thread has taken */
-} pool;
+  int64_t unit;   /* iterations per unit of `ranges`: 1 unless the extent exceeds 32 bits */
+  int64_t grain;  /* the fewest units a chunk takes */
+  range* ranges;  /* one per thread */
+};
 
 static pthread_mutex_t g_pool_owner = PTHREAD_MUTEX_INITIALIZER; /* held by the caller using it */
 static pool* g_pool;
 static atomic_int g_requested_threads;
 static _Thread_local int t_in_parallel;
 
-/* Runs chunks of the current job until every iteration is taken. Guided: each chunk is a
- * share of what is left, so chunks start large (few atomics) and end small, and once the
- * iterations run out the caller waits at most for a small chunk still running elsewhere. */
-static void run_chunks(pool* p) {
-  int64_t begin = atomic_load_explicit(&p->next, memory_order_relaxed);
+/* Takes a chunk of what is left of range `r`, from its front (its own thread) or its back
+ * (another thread); false when the range is empty. */
+static int take_chunk(pool* p, range* r, int from_back, int64_t* begin, int64_t* end) {
+  uint64_t bounds = atomic_load_explicit(&r->bounds, memory_order_relaxed);
   for (;;) {
-    if (begin >= p->extent) return;
-    int64_t grain = (p->extent - begin) / ((int64_t)p->threads * kGuidedShare);
-    if (grain < p->grain) grain = p->grain;
-    int64_t end = p->extent - begin < grain ? p->extent : begin + grain;
-    if (!atomic_compare_exchange_weak_explicit(&p->next, &begin, end, memory_order_relaxed,
-                                               memory_order_relaxed)) {
-      continue;  /* `begin` now holds the current value */
+    uint64_t front = bounds >> 32, back = bounds & 0xffffffffu;
+    if (front >= back) return 0;
+    uint64_t left = back - front, size = left / kChunkShare;
+    if (size < (uint64_t)p->grain) size = (uint64_t)p->grain;
+    if (size > left) size = left;
+    uint64_t taken = from_back ? (front << 32) | (back - size) : ((front + size) << 32) | back;
+    if (atomic_compare_exchange_weak_explicit(&r->bounds, &bounds, taken, memory_order_relaxed,
+                                              memory_order_relaxed)) {
+      uint64_t first = from_back ? back - size : front;
+      *begin = (int64_t)first * p->unit;
+      *end = (int64_t)(first + size) * p->unit;
+      if (*end > p->extent) *end = p->extent;
+      return 1;
     }
-    p->body(begin, end, p->closure);
-    begin = atomic_load_explicit(&p->next, memory_order_relaxed);
+    /* `bounds` now holds the current value */
+  }
+}
+
+/* Runs the thread `index`'s range of the current job, then what is left of the others'. */
+static void run_chunks(pool* p, int index) {
+  int64_t begin, end;
+  while (take_chunk(p, &p->ranges[index], 0, &begin, &end)) p->body(begin, end, p->closure);
+  for (int k = 1; k < p->threads; ++k) {
+    range* other = &p->ranges[(index + k) % p->threads];
+    while (take_chunk(p, other, 1, &begin, &end)) p->body(begin, end, p->closure);
   }
 }
 
 static void* worker_main(void* raw) {
-  pool* p = raw;
+  pool* p = ((worker*)raw)->p;
+  int index = ((worker*)raw)->index;
   t_in_parallel = 1;
   uint_fast64_t seen = 0;
   for (;;) {
@@ -119,7 +158,7 @@ static void* worker_main(void* raw) {
     }
     seen = now;
     if (p->stopping) return NULL;
-    run_chunks(p);
+    run_chunks(p, index);
     if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
       pthread_mutex_lock(&p->mutex);
       pthread_cond_signal(&p->work_done);
@@ -145,11 +184,13 @@ static void stop_pool(pool* p) {
   atomic_fetch_add_explicit(&p->generation, 1, memory_order_acq_rel);
   pthread_cond_broadcast(&p->work_ready);
   pthread_mutex_unlock(&p->mutex);
-  for (int i = 0; i < p->threads - 1; ++i) pthread_join(p->workers[i], NULL);
+  for (int i = 0; i < p->threads - 1; ++i) pthread_join(p->threads_started[i], NULL);
   pthread_cond_destroy(&p->work_ready);
   pthread_cond_destroy(&p->work_done);
   pthread_mutex_destroy(&p->mutex);
+  free(p->threads_started);
   free(p->workers);
+  free(p->ranges);
   free(p);
 }
 
@@ -159,16 +200,25 @@ static pool* start_pool(int threads) {
   if (p == NULL) return NULL;
   p->threads = threads;
   p->requested = threads;
-  p->workers = calloc((size_t)threads, sizeof(pthread_t));
+  p->threads_started = calloc((size_t)threads, sizeof(pthread_t));
+  p->workers = calloc((size_t)threads, sizeof(worker));
+  p->ranges = aligned_alloc(64, (size_t)threads * sizeof(range));
+  if (p->threads_started == NULL || p->workers == NULL || p->ranges == NULL) {
+    free(p->threads_started);
+    free(p->workers);
+    free(p->ranges);
+    free(p);
+    return NULL;
+  }
   pthread_mutex_init(&p->mutex, NULL);
   pthread_cond_init(&p->work_ready, NULL);
   pthread_cond_init(&p->work_done, NULL);
   atomic_init(&p->generation, 0);
   atomic_init(&p->pending, 0);
-  atomic_init(&p->next, 0);
   int started = 0;
-  for (int i = 1; i < threads && p->workers != NULL; ++i, ++started) {
-    if (pthread_create(&p->workers[i - 1], NULL, worker_main, p) != 0) break;
+  for (int i = 1; i < threads; ++i, ++started) {
+    p->workers[i] = (worker){p, i};
+    if (pthread_create(&p->threads_started[i - 1], NULL, worker_main, &p->workers[i]) != 0) break;
   }
   p->threads = started + 1;
   return p;
@@ -204,9 +254,16 @@ void kiln_rt_parallel_for(int64_t extent, kiln_parallel_body body, void* closure
   p->body = body;
   p->closure = closure;
   p->extent = extent;
-  p->grain = extent / ((int64_t)p->threads * kMaxChunksPerThread);
+  p->unit = 1;
+  while (extent / p->unit > INT32_MAX) p->unit *= 2;
+  int64_t units = (extent + p->unit - 1) / p->unit;
+  p->grain = units / ((int64_t)p->threads * kMaxChunksPerThread);
   if (p->grain < 1) p->grain = 1;
-  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+  for (int i = 0; i < p->threads; ++i) {
+    uint64_t front = (uint64_t)(units * i / p->threads);
+    uint64_t back = (uint64_t)(units * (i + 1) / p->threads);
+    atomic_store_explicit(&p->ranges[i].bounds, (front << 32) | back, memory_order_relaxed);
+  }
   atomic_store_explicit(&p->pending, p->threads - 1, memory_order_release);
   pthread_mutex_lock(&p->mutex);
   atomic_fetch_add_explicit(&p->generation, 1, memory_order_acq_rel);
@@ -214,7 +271,7 @@ void kiln_rt_parallel_for(int64_t extent, kiln_parallel_body body, void* closure
   pthread_mutex_unlock(&p->mutex);
 
   t_in_parallel = 1;
-  run_chunks(p);
+  run_chunks(p, 0);
   t_in_parallel = 0;
 
   int64_t spin_start = 0;

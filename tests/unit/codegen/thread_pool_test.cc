@@ -3,8 +3,11 @@
 // finished when kiln_rt_parallel_for returns; a parallel loop inside one runs serially.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "engine/runtime/kiln_runtime.h"
@@ -59,6 +62,40 @@ TEST(ThreadPoolTest, NestedParallelLoopsRunSerially) {
   kiln_rt_parallel_for(50, Count, &counts);
   for (int64_t i = 0; i < 50; ++i) EXPECT_EQ(counts.runs[static_cast<size_t>(i)].load(), 1);
   EXPECT_EQ(counts.nested_runs.load(), 50 * 3);
+  kiln_rt_set_num_threads(0);
+}
+
+// The chunks a loop was cut into, as (begin, end) pairs.
+struct Chunks {
+  std::mutex mutex;
+  std::vector<std::pair<int64_t, int64_t>> taken;
+};
+
+void Record(int64_t begin, int64_t end, void* closure) {
+  auto* chunks = static_cast<Chunks*>(closure);
+  std::lock_guard<std::mutex> lock(chunks->mutex);
+  chunks->taken.emplace_back(begin, end);
+}
+
+// Each thread's range is kept in 32-bit halves of one atomic word: a loop longer than that
+// (a kernel's flattened elements can be) is counted in units of several iterations, and its
+// chunks must still tile [0, extent) with neither gap nor overlap.
+TEST(ThreadPoolTest, ChunksOfALoopBeyondThirtyTwoBitsTileItExactly) {
+  for (int threads : {2, 3}) {
+    kiln_rt_set_num_threads(threads);
+    for (int64_t extent : {(int64_t{1} << 33) + 5, int64_t{3} << 31}) {
+      Chunks chunks;
+      kiln_rt_parallel_for(extent, Record, &chunks);
+      std::sort(chunks.taken.begin(), chunks.taken.end());
+      int64_t covered = 0;
+      for (const auto& [begin, end] : chunks.taken) {
+        ASSERT_EQ(begin, covered) << "extent " << extent << " on " << threads << " threads";
+        ASSERT_LT(begin, end);
+        covered = end;
+      }
+      EXPECT_EQ(covered, extent) << "on " << threads << " threads";
+    }
+  }
   kiln_rt_set_num_threads(0);
 }
 

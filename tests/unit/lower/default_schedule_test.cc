@@ -495,6 +495,35 @@ TEST(DefaultScheduleTest, APointwiseConvOfSixteenLaneBlocksKeepsRegisterTilesWit
   ExpectPointwiseConvValues(*lowered, 8, 7, 8, 1, 16);
 }
 
+// A blocked convolution splits its parallel loop by output rows when, per input channel, its
+// input is at least its weights (a large map: each thread then reads its rows of the input and
+// all the weights), else by output-channel blocks (a small map, whose weights are the traffic):
+// 16-lane pointwise convolutions to 8 blocks (128 weights per input channel) over a 16x16 map
+// (256 pixels) and a 7x7 one (49). The parallel loop is the first loop; by rows it fuses the
+// batch and the rows (axes 0 and 2) only, by blocks it starts with the block tiles (axis 1).
+// Values against a plain loop.
+TEST(DefaultScheduleTest, AConvolutionOverALargeMapSplitsByRowsOverASmallOneByBlocks) {
+  for (int size : {16, 7}) {
+    SCOPED_TRACE(absl::StrCat(size, "x", size));
+    absl::StatusOr<lower::LoweredModule> lowered =
+        LowerPointwiseConv(2, size, 8, 1, kEveryKernelParallel, 16);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    std::vector<std::string> loops = OnlyKernelLoopNames(*lowered);
+    ASSERT_FALSE(loops.empty());
+    loop::ForKind kind;
+    int64_t extent = 0;
+    ASSERT_TRUE(FindLoop(*lowered, loops[0], &kind, &extent));
+    EXPECT_EQ(kind, loop::ForKind::kParallel) << loops[0];
+    if (size == 16) {
+      EXPECT_EQ(loops[0], "ax0.ax2.fused");
+      EXPECT_EQ(extent, 16);
+    } else {
+      EXPECT_EQ(loops[0].rfind("ax0.ax1.outer", 0), 0u) << loops[0];
+    }
+    ExpectPointwiseConvValues(*lowered, 2, size, 8, 1, 16);
+  }
+}
+
 // A 3x3 blocked convolution (8 lanes, padding 1, stride 1 or 2) of 16 input blocks over a
 // 14x14 map to 8 output blocks, plus a bias: a tile of 4 output blocks reads 147 KB of weights,
 // so it goes in chunks too, outside the rows and column tiles. Values (after the loop pipeline)
