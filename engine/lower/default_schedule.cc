@@ -232,8 +232,9 @@ bool SplitsByRows(const std::vector<te::IterVar>& axes, const std::vector<te::It
 // The loops of a blocked convolution's output `t` split by `tile`:
 // [n, blocks.outer, oh, columns.outer, <middle>..., blocks.inner, columns.inner, b], or with
 // `rows_first` [n, oh, blocks.outer, columns.outer, ...], the tile unrolled and b vectorized. An
-// axis the tile covers whole is not split (its outer is null). `tile_at` is the innermost loop
-// outside the tile.
+// axis the tile covers whole is not split (its outer is null). `tile_at` is the loop the tile is
+// computed at: the column tiles', or without them the last of the rows and block loops (a tile
+// as wide as the row is then computed per row).
 struct TiledOutput {
   te::IterVar blocks_outer, columns_outer, tile_at;
 };
@@ -648,12 +649,12 @@ void ScheduleElementwise(te::Schedule& schedule, const te::Tensor& t, Parallelis
 }
 
 // Whether the padded copy `pad` is read by a dense blocked convolution that splits its parallel
-// loop by rows (SplitsByRows): the copy is then split by rows too, so each thread pads the rows
-// its share of the convolution reads. (A convolution in chunks, ScheduleConvInChunks, keeps its
-// block split whatever SplitsByRows says; its copy split by rows then costs only where data
-// lives, never a value.)
+// loop by rows (SplitsByRows, or a register tile of all its output blocks; not in chunks:
+// ScheduleConvInChunks keeps its block split): the copy is then split by rows too, so each
+// thread pads the rows its share of the convolution reads.
 bool PaddingSplitsByRows(const te::Schedule& schedule, const te::Tensor& pad,
-                         const std::vector<te::Tensor>& roots) {
+                         const std::vector<te::Tensor>& roots, int64_t max_accumulators,
+                         Parallelism parallel) {
   const loop::Buffer& padded = schedule.FindStage(pad)->buffer();
   for (const te::Tensor& conv : roots) {
     const te::Stage* stage = schedule.FindStage(conv);
@@ -661,8 +662,16 @@ bool PaddingSplitsByRows(const te::Schedule& schedule, const te::Tensor& pad,
     for (const te::Tensor& input : stage->op->inputs) {
       const te::Stage* read = schedule.FindStage(input);
       if (read != nullptr && read->buffer().same_as(padded)) {
+        std::vector<te::IterVar> axes = schedule.Axes(conv);
         std::vector<te::IterVar> reduce_axes = schedule.ReduceAxes(conv);
-        return SplitsByRows(schedule.Axes(conv), reduce_axes, ConvStride(conv, reduce_axes));
+        int64_t stride = ConvStride(conv, reduce_axes);
+        if (axes.size() != 5 || reduce_axes.size() != 4 ||
+            PlanConvInChunks(axes, reduce_axes, stride, max_accumulators, parallel)) {
+          return false;
+        }
+        // A tile of every output block leaves the rows the outer loop whatever SplitsByRows says.
+        BlockedConvTile tile = ChooseBlockedConvTile(axes, false, max_accumulators);
+        return tile.blocks >= axes[1]->extent || SplitsByRows(axes, reduce_axes, stride);
       }
     }
   }
@@ -926,7 +935,8 @@ te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
     } else if (schedule.FindStage(t)->op->tag == te::kPadTag || IsLongRowInjective(schedule, t)) {
       SchedulePadding(schedule, t, parallel,
                       schedule.FindStage(t)->op->tag == te::kPadTag &&
-                          PaddingSplitsByRows(schedule, t, roots));
+                          PaddingSplitsByRows(schedule, t, roots, options.max_accumulators,
+                                              parallel));
     } else {
       ScheduleElementwise(schedule, t, parallel);
     }

@@ -8,8 +8,9 @@
  * each map, and a kernel reads the rows the previous one wrote on the same core. On these VMs a
  * core reads data another core has just written at about a quarter of the speed it reads its
  * own (two threads handing 4 MiB back and forth: 55 against 220 GB/s), and a shared counter of
- * guided chunks handed rows to whichever thread came first. ResNet-50 on 2 threads: x0.96-0.98
- * the time of guided chunks, DenseNet x0.92, ShuffleNet x0.96 (paired runs, a Zen 5 host).
+ * guided chunks handed rows to whichever thread came first. With the row splits, against guided
+ * chunks and block splits: ResNet-50 on 2 threads x0.94 the time, DenseNet x0.88, MobileNetV2
+ * x0.91 (paired runs, a Zen 5 host; the ranges alone, with block splits: ResNet-50 x0.99).
  * Stealing, for the VM's other tenants: a thread the VM descheduled, or that drew the costlier
  * border rows, leaves the rest of its range to the others instead of holding up the loop (static
  * halves alone ran ResNet-50 1.56-1.64x one thread's speed, guided chunks 1.8-2.0x). Each
@@ -34,7 +35,7 @@
 enum { kSpinNanoseconds = 5000000 };
 
 /* A chunk takes 1 / kChunkShare of what is left of the range it comes from, and at least
- * extent / (threads * kMaxChunksPerThread) iterations: enough chunks to even out uneven
+ * extent / (threads * kMaxChunksPerThread) iterations (in units, below): enough chunks to even out uneven
  * iterations, few enough that taking one (a compare-and-swap) stays negligible. A thread
  * descheduled right after taking its first chunk holds a quarter of its range; the rest is taken
  * from behind it. */
@@ -93,7 +94,8 @@ struct pool {
   kiln_parallel_body body;
   void* closure;
   int64_t extent;
-  int64_t unit;   /* iterations per unit of `ranges`: 1 unless the extent exceeds 32 bits */
+  int64_t unit;   /* iterations per unit of `ranges`: 1 unless the extent exceeds INT32_MAX */
+  int64_t units;  /* the extent in units, the last one possibly partial */
   int64_t grain;  /* the fewest units a chunk takes */
   range* ranges;  /* one per thread */
 };
@@ -118,8 +120,7 @@ static int take_chunk(pool* p, range* r, int from_back, int64_t* begin, int64_t*
                                               memory_order_relaxed)) {
       uint64_t first = from_back ? back - size : front;
       *begin = (int64_t)first * p->unit;
-      *end = (int64_t)(first + size) * p->unit;
-      if (*end > p->extent) *end = p->extent;
+      *end = (int64_t)(first + size) >= p->units ? p->extent : (int64_t)(first + size) * p->unit;
       return 1;
     }
     /* `bounds` now holds the current value */
@@ -256,7 +257,8 @@ void kiln_rt_parallel_for(int64_t extent, kiln_parallel_body body, void* closure
   p->extent = extent;
   p->unit = 1;
   while (extent / p->unit > INT32_MAX) p->unit *= 2;
-  int64_t units = (extent + p->unit - 1) / p->unit;
+  int64_t units = extent / p->unit + (extent % p->unit != 0);
+  p->units = units;
   p->grain = units / ((int64_t)p->threads * kMaxChunksPerThread);
   if (p->grain < 1) p->grain = 1;
   for (int i = 0; i < p->threads; ++i) {

@@ -77,13 +77,15 @@ void Record(int64_t begin, int64_t end, void* closure) {
   chunks->taken.emplace_back(begin, end);
 }
 
-// Each thread's range is kept in 32-bit halves of one atomic word: a loop longer than that
-// (a kernel's flattened elements can be) is counted in units of several iterations, and its
-// chunks must still tile [0, extent) with neither gap nor overlap.
+// Each thread's range is kept in 32-bit halves of one atomic word: a loop of more than
+// INT32_MAX iterations (a kernel's flattened elements can be) is counted in units of several
+// iterations, and its chunks must still tile [0, extent) with neither gap nor overlap; so must a
+// loop just below and just above that limit, and one near INT64_MAX.
 TEST(ThreadPoolTest, ChunksOfALoopBeyondThirtyTwoBitsTileItExactly) {
   for (int threads : {2, 3}) {
     kiln_rt_set_num_threads(threads);
-    for (int64_t extent : {(int64_t{1} << 33) + 5, int64_t{3} << 31}) {
+    for (int64_t extent : {(int64_t{1} << 33) + 5, int64_t{3} << 31, int64_t{INT32_MAX},
+                           int64_t{INT32_MAX} + 1, INT64_MAX - 3}) {
       Chunks chunks;
       kiln_rt_parallel_for(extent, Record, &chunks);
       std::sort(chunks.taken.begin(), chunks.taken.end());
