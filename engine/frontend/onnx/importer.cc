@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/frontend/onnx/bounded_flow.h"
 #include "engine/frontend/onnx/control_flow.h"
 #include "engine/frontend/onnx/converter_table.h"
 #include "engine/frontend/onnx/function_expansion.h"
@@ -515,35 +516,55 @@ class GraphImporter {
     std::string origin;
   };
 
-  // The bounded input `node` passes on to its output: Transpose, Cast and Identity move or keep
-  // the bounded axis without mixing positions along it. Any other reader would compute with the
-  // entries past the run-time length, so it is refused.
-  absl::StatusOr<std::optional<BoundedValue>> BoundedInputPassedOn(const onnx::NodeProto& node,
-                                                                   int index, int depth) const {
-    std::optional<BoundedValue> passed;
+  // The bounded inputs of `node`, all of one length (bounded_flow.h says which nodes take them
+  // and where their axis lands); empty when none is bounded.
+  struct BoundedInputs {
+    std::vector<onnx_frontend::BoundedOperand> operands;
+    std::optional<BoundedValue> value;  // the first operand's
+    std::string first_name;
+  };
+
+  // What `node` reads of a bounded value, or an error when it may not: a bounded value reaches a
+  // subgraph or a function body's nodes without its length, and two of different lengths do not
+  // line up.
+  absl::StatusOr<BoundedInputs> BoundedInputsOf(const onnx::NodeProto& node, int index,
+                                                int depth) const {
+    BoundedInputs found;
     for (int k = 0; k < node.input_size(); ++k) {
       auto it = bounded_.find(node.input(k));
       if (it == bounded_.end()) continue;
-      const std::string& op = node.op_type();
-      if (depth != 0 || k != 0 || !IsDefaultDomain(node.domain()) ||
-          (op != "Transpose" && op != "Cast" && op != "Identity")) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            Describe(index), ": input ", k, " ('", node.input(k), "') is ", it->second.origin,
-            "'s output, whose extent along axis ", it->second.axis,
-            " only a run knows (the model declares no static shape for it); Kiln compiles such "
-            "a value only as a graph output, reached directly or through Transpose, Cast or "
-            "Identity: declare its shape (value_info or the graph output's type) to compile it "
-            "with a checked static extent"));
+      if (depth != 0) {
+        return BoundedInputError(node, index, k, it->second,
+                                 "a function body or subgraph reads it without its length");
       }
-      passed = it->second;
+      if (found.value && !found.value->length.same_as(it->second.length)) {
+        return BoundedInputError(node, index, k, it->second,
+                                 absl::StrCat("input '", found.first_name,
+                                              "' is bounded by another run-time length"));
+      }
+      if (!found.value) {
+        found.value = it->second;
+        found.first_name = node.input(k);
+      }
+      found.operands.push_back({k, it->second.axis});
     }
-    return passed;
+    return found;
   }
 
-  // Binds the bounded outputs `node`'s converter marked, and the one it passes on.
+  absl::Status BoundedInputError(const onnx::NodeProto& node, int index, int k,
+                                 const BoundedValue& value, absl::string_view why) const {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Describe(index), ": input ", k, " ('", node.input(k), "') is ", value.origin,
+        "'s output, whose extent along axis ", value.axis,
+        " only a run knows (the model declares no static shape for it), and ", why,
+        ": declare its shape (value_info or the graph output's type) to compile it with a "
+        "checked static extent"));
+  }
+
+  // Binds the bounded outputs `node`'s converter marked, and its output 0 when it reads bounded
+  // inputs (`read`).
   absl::Status RecordBoundedOutputs(const onnx::NodeProto& node, int index,
-                                    const ConvertContext& ctx,
-                                    const std::optional<BoundedValue>& passed,
+                                    const ConvertContext& ctx, const BoundedInputs& read,
                                     const std::vector<Expr>& outputs) {
     std::string origin = absl::StrCat("ONNX node '", NodeSourceName(node, index), "' (",
                                       node.op_type(), ")");
@@ -555,24 +576,19 @@ class GraphImporter {
       bounded_[node.output(static_cast<int>(bounded.output))] = {bounded.axis, bounded.length,
                                                                  origin};
     }
-    if (!passed || node.output_size() == 0 || node.output(0).empty() || outputs.empty()) {
-      return absl::OkStatus();
+    if (!read.value) return absl::OkStatus();
+    absl::StatusOr<int64_t> axis =
+        node.output_size() == 1 && !outputs.empty()
+            ? onnx_frontend::BoundedAxisThrough(ctx, read.operands, outputs[0])
+            : absl::InvalidArgumentError(absl::StrCat(node.op_type(), " has ",
+                                                      node.output_size(), " outputs"));
+    if (!axis.ok()) {
+      return BoundedInputError(node, index, read.operands[0].input, *read.value,
+                               axis.status().message());
     }
-    int64_t axis = passed->axis;
-    if (node.op_type() == "Transpose") {
-      const auto* type = outputs[0]->checked_type.as<TensorTypeNode>();
-      if (type == nullptr) return ctx.Error("output 0 must be a tensor");
-      const int64_t rank = static_cast<int64_t>(type->shape.size());
-      std::vector<int64_t> reversed;
-      for (int64_t d = rank; d-- > 0;) reversed.push_back(d);
-      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ctx.IntsAttr("perm", reversed));
-      if (perm.empty()) perm = reversed;
-      for (int64_t& p : perm) p = p < 0 ? p + rank : p;
-      auto at = std::find(perm.begin(), perm.end(), axis);
-      if (at == perm.end()) return ctx.Error("perm does not list the input's bounded axis");
-      axis = at - perm.begin();
+    if (!node.output(0).empty()) {
+      bounded_[node.output(0)] = {*axis, read.value->length, read.value->origin};
     }
-    bounded_[node.output(0)] = {axis, passed->length, passed->origin};
     return absl::OkStatus();
   }
 
@@ -599,7 +615,7 @@ class GraphImporter {
       }
       inputs.push_back(name.empty() ? Expr() : values_.at(name));
     }
-    KILN_ASSIGN_OR_RETURN(std::optional<BoundedValue> passed, BoundedInputPassedOn(node, index, depth));
+    KILN_ASSIGN_OR_RETURN(BoundedInputs bounded_inputs, BoundedInputsOf(node, index, depth));
     onnx_frontend::Converter converter =
         ConverterTable::Builtin().Find(QualifiedOpType(node.domain(), node.op_type()));
     const bool control_flow = IsDefaultDomain(node.domain()) && onnx_frontend::IsControlFlowOp(node.op_type());
@@ -642,7 +658,7 @@ class GraphImporter {
     } else {
       KILN_ASSIGN_OR_RETURN(outputs, converter(ctx));
     }
-    KILN_RETURN_IF_ERROR(RecordBoundedOutputs(node, index, ctx, passed, outputs));
+    KILN_RETURN_IF_ERROR(RecordBoundedOutputs(node, index, ctx, bounded_inputs, outputs));
     for (int k = 0; k < node.output_size(); ++k) {
       if (node.output(k).empty()) continue;
       if (k >= static_cast<int>(outputs.size()) || !outputs[k]) {

@@ -176,18 +176,101 @@ TEST(BoundedOutputsTest, TopKOverARunTimeAxisAsksForAStaticShape) {
                         "outputs' shapes"));
 }
 
-TEST(BoundedOutputsTest, ABoundedValueReadByAnotherNodeIsAnImportErrorNamingBoth) {
+// An int64 initializer of `dims` holding `values`.
+void Int64Initializer(OnnxModelBuilder& b, const std::string& name, std::vector<int64_t> dims,
+                      std::vector<int64_t> values) {
+  onnx::TensorProto* init = b.model().mutable_graph()->add_initializer();
+  init->set_name(name);
+  init->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) init->add_dims(d);
+  for (int64_t v : values) init->add_int64_data(v);
+}
+
+// `x[x != 0]` as torch.onnx.export writes it: NonZero, Transpose, GatherND. The index rows are
+// bounded, so the gathered values are: kX's nonzero values in row-major order.
+TEST(BoundedOutputsTest, BooleanMaskIndexingGathersTheFilledRows) {
   OnnxModelBuilder b(13);
   b.Input("x", {3, 4}).Output("y");
   b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
-  b.Node("Add", {"nz", "nz"}, {"y"}, "twice");
+  b.Node("Transpose", {"nz"}, {"rows"}, "transpose");
+  b.Node("GatherND", {"x", "rows"}, {"y"}, "gather");
+  loop::HostTensor x = loop::HostTensor::FromDoubles(DataType::kFloat32, {3, 4}, kX);
+  std::vector<Filled> out = RunBoth(b.Bytes(), {x});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0].shape, ElementsAre(5));
+  EXPECT_THAT(out[0].values, ElementsAreArray({1, 2, 3, 4, 5}));
+  // Nothing selected: empty.
+  out = RunBoth(b.Bytes(), {loop::HostTensor::Zeros(DataType::kFloat32, {3, 4})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0].shape, ElementsAre(0));
+}
+
+// Detection post-processing: NonMaxSuppression's selected rows (batch, class, box), the box
+// column gathered (Gather of [2] along axis 1, then Squeeze), the boxes gathered by it, and the
+// indices scaled by a broadcast constant. The boxes and scores of non_max_suppression_test.cc:
+// class 0 selects boxes 2, 1 and class 1 boxes 3, 1, 0, three per class at most.
+TEST(BoundedOutputsTest, SelectedBoxesFlowThroughGatherSqueezeAndElementwiseOps) {
+  OnnxModelBuilder b(13);
+  b.Input("boxes", {1, 4, 4})
+      .Input("scores", {1, 2, 4})
+      .Input("max_out", {1}, onnx::TensorProto::INT64)
+      .Input("corners", {4, 4})
+      .Output("picked")
+      .Output("scaled");
+  Int64Initializer(b, "column", {1}, {2});
+  Int64Initializer(b, "squeeze_axes", {1}, {1});
+  b.FloatInitializer("ten", {1}, {10.0f});
+  b.FloatInitializer("iou", {1}, {0.5f});
+  b.FloatInitializer("threshold", {1}, {0.2f});
+  b.Node("NonMaxSuppression", {"boxes", "scores", "max_out", "iou", "threshold"}, {"selected"},
+         "nms");
+  OnnxModelBuilder::IntAttr(b.Node("Gather", {"selected", "column"}, {"box_column"}, "column"),
+                            "axis", 1);
+  b.Node("Squeeze", {"box_column", "squeeze_axes"}, {"box"}, "squeeze");
+  b.Node("Gather", {"corners", "box"}, {"picked"}, "pick");
+  OnnxModelBuilder::IntAttr(b.Node("Cast", {"box"}, {"box_float"}, "cast"), "to",
+                            onnx::TensorProto::FLOAT);
+  b.Node("Mul", {"box_float", "ten"}, {"scaled"}, "scale");
+  const std::vector<double> corners = {0, 0, 2, 2, 0, 1, 2, 3, 0, 0.2, 2, 2.2, 5, 5, 6, 6};
+  const std::vector<double> scores = {0.9, 0.8, 0.95, 0.1, 0.3, 0.6, 0.1, 0.7};
+  std::vector<Filled> out = RunBoth(
+      b.Bytes(), {loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 4, 4}, corners),
+                  loop::HostTensor::FromDoubles(DataType::kFloat32, {1, 2, 4}, scores),
+                  loop::HostTensor::FromDoubles(DataType::kInt64, {1}, {3}),
+                  loop::HostTensor::FromDoubles(DataType::kFloat32, {4, 4}, corners)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(out[0].shape, ElementsAre(5, 4));
+  // float32 corners, compared as the doubles they widen to.
+  EXPECT_THAT(out[0].values, ElementsAreArray(std::vector<double>{
+                                 0, 0.2f, 2, 2.2f, 0, 1, 2, 3, 5, 5, 6, 6, 0, 1, 2, 3, 0, 0, 2, 2}));
+  EXPECT_THAT(out[1].shape, ElementsAre(5));
+  EXPECT_THAT(out[1].values, ElementsAreArray({20, 10, 30, 10, 0}));
+}
+
+TEST(BoundedOutputsTest, ABoundedValueReadAcrossItsAxisIsAnImportErrorNamingBoth) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {3, 4}).Output("y");
+  b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
+  b.Node("ReduceSum", {"nz"}, {"y"}, "total");
   CompileOptions options;
   absl::StatusOr<CompileResult> compiled = CompileOnnx(b.Bytes(), options);
   ASSERT_FALSE(compiled.ok());
   EXPECT_THAT(compiled.status().message(),
-              HasSubstr("ONNX node 'twice' (#1, Add): input 0 ('nz') is ONNX node 'nonzero' "
+              HasSubstr("ONNX node 'total' (#1, ReduceSum): input 0 ('nz') is ONNX node 'nonzero' "
                         "(NonZero)'s output, whose extent along axis 1 only a run knows"));
+  EXPECT_THAT(compiled.status().message(),
+              HasSubstr("ReduceSum is not among the ops a bounded value flows through"));
   EXPECT_THAT(compiled.status().message(), HasSubstr("declare its shape"));
+
+  // An operand of full extent along the bounded axis cannot line up with a run-time length.
+  OnnxModelBuilder full(13);
+  full.Input("x", {3, 4}).Input("offsets", {2, 12}, onnx::TensorProto::INT64).Output("y");
+  full.Node("NonZero", {"x"}, {"nz"}, "nonzero");
+  full.Node("Add", {"nz", "offsets"}, {"y"}, "shift");
+  compiled = CompileOnnx(full.Bytes(), options);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(),
+              HasSubstr("input 1 has an extent other than 1 along that axis"));
 }
 
 // A subgraph whose output is a bounded value from the enclosing graph would hand it on without

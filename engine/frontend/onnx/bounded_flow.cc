@@ -1,0 +1,212 @@
+// Which ONNX nodes a bounded value may flow through (bounded_flow.h).
+#include "engine/frontend/onnx/bounded_flow.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "engine/support/status_macros.h"
+
+namespace kiln::onnx_frontend {
+namespace {
+
+// Ops computing each output entry from the entry of input 0 at the same position.
+const std::set<std::string>& PositionwiseOps() {
+  static const auto* ops = new std::set<std::string>{
+      "Identity", "Cast",      "Abs",       "Neg",      "Relu",     "Sigmoid",  "Tanh",
+      "Exp",      "Log",       "Sqrt",      "Floor",    "Ceil",     "Round",    "Sign",
+      "Not",      "IsNaN",     "IsInf",     "Reciprocal", "Erf",    "Softplus", "Softsign",
+      "LeakyRelu", "Elu",      "Selu",      "Celu",     "ThresholdedRelu", "HardSigmoid",
+      "HardSwish", "Mish",     "Gelu",      "Sin",      "Cos",      "Tan",      "Asin",
+      "Acos",     "Atan",      "Sinh",      "Cosh",     "Asinh",    "Acosh",    "Atanh",
+      "Clip",     "BitwiseNot"};
+  return *ops;
+}
+
+// Ops combining their inputs' entries at the same position, inputs broadcast (numpy rules).
+const std::set<std::string>& BroadcastingOps() {
+  static const auto* ops = new std::set<std::string>{
+      "Add",   "Sub",   "Mul",          "Div",        "Pow",     "Max",     "Min",
+      "Sum",   "Mean",  "Equal",        "Less",       "LessOrEqual", "Greater",
+      "GreaterOrEqual", "And", "Or",    "Xor",        "Where",   "BitwiseAnd", "BitwiseOr",
+      "BitwiseXor", "Mod", "PRelu",     "BitShift"};
+  return *ops;
+}
+
+absl::StatusOr<const TensorTypeNode*> TensorTypeOf(const Expr& value) {
+  const auto* type = value.defined() ? value->checked_type.as<TensorTypeNode>() : nullptr;
+  if (type == nullptr) return absl::InvalidArgumentError("its output is not a tensor");
+  return type;
+}
+
+// Axes a node names, normalized to `rank`; an error when one is out of range.
+absl::StatusOr<std::vector<int64_t>> NormalizedAxes(std::vector<int64_t> axes, int64_t rank) {
+  for (int64_t& axis : axes) {
+    if (axis < -rank || axis >= rank) {
+      return absl::InvalidArgumentError(absl::StrCat("axis ", axis, " is out of range"));
+    }
+    if (axis < 0) axis += rank;
+  }
+  return axes;
+}
+
+// Unsqueeze's and Squeeze's axes: an attribute before opset 13, input 1 from it (absent: none
+// given).
+absl::StatusOr<std::optional<std::vector<int64_t>>> SqueezeAxes(const ConvertContext& ctx) {
+  if (ctx.opset() < 13) {
+    if (!ctx.HasAttr("axes")) return std::nullopt;
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ctx.IntsAttr("axes", std::nullopt));
+    return axes;
+  }
+  if (!ctx.HasInput(1)) return std::nullopt;
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ctx.ConstantInts(1, "axes"));
+  return axes;
+}
+
+absl::StatusOr<int64_t> ThroughBroadcast(const ConvertContext& ctx,
+                                         const std::vector<BoundedOperand>& operands,
+                                         const TensorTypeNode& out) {
+  const std::string& op = ctx.node().op_type();
+  const int64_t rank = static_cast<int64_t>(out.shape.size());
+  std::optional<int64_t> axis;
+  for (const BoundedOperand& operand : operands) {
+    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(operand.input));
+    if ((op == "Div" || op == "Mod") && operand.input == 1 && !IsFloat(type->dtype)) {
+      return absl::InvalidArgumentError(
+          "it is an integer divisor, whose entries past the run-time length may be 0");
+    }
+    int64_t aligned = operand.axis + rank - static_cast<int64_t>(type->shape.size());
+    if (axis && *axis != aligned) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "another input is bounded along output axis ", *axis, " and this one along ", aligned,
+          ": their positions do not line up"));
+    }
+    axis = aligned;
+  }
+  for (size_t k = 0; k < static_cast<size_t>(ctx.node().input_size()); ++k) {
+    bool bounded = std::any_of(operands.begin(), operands.end(),
+                               [&](const BoundedOperand& o) { return o.input == static_cast<int>(k); });
+    if (bounded || !ctx.HasInput(k)) continue;
+    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(k));
+    int64_t own = *axis - (rank - static_cast<int64_t>(type->shape.size()));
+    if (own >= 0 && !(type->shape[own].is_static() && type->shape[own].value == 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", k, " has an extent other than 1 along that axis: only a broadcast operand "
+          "lines up with a run-time length"));
+    }
+  }
+  return *axis;
+}
+
+absl::StatusOr<int64_t> ThroughGather(const ConvertContext& ctx, const BoundedOperand& operand,
+                                      const TensorTypeNode& out) {
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* data, ctx.InputTensorType(0));
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* indices, ctx.InputTensorType(1));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 0));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> normalized,
+                        NormalizedAxes({axis}, static_cast<int64_t>(data->shape.size())));
+  axis = normalized[0];
+  const int64_t index_rank = static_cast<int64_t>(indices->shape.size());
+  int64_t result;
+  if (operand.input == 1) {
+    result = axis + operand.axis;  // each bounded index picks its own slice
+  } else if (operand.axis == axis) {
+    return absl::InvalidArgumentError("it gathers along the bounded axis, reading any position");
+  } else {
+    result = operand.axis < axis ? operand.axis : operand.axis + index_rank - 1;
+  }
+  if (result >= static_cast<int64_t>(out.shape.size())) {
+    return absl::InvalidArgumentError("its output has no such axis");
+  }
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> BoundedAxisThrough(const ConvertContext& ctx,
+                                           const std::vector<BoundedOperand>& operands,
+                                           const Expr& output) {
+  const std::string& op = ctx.node().op_type();
+  const bool default_domain = ctx.node().domain().empty() || ctx.node().domain() == "ai.onnx";
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* out, TensorTypeOf(output));
+  const int64_t out_rank = static_cast<int64_t>(out->shape.size());
+  if (operands.empty()) return absl::InvalidArgumentError("no input is bounded");
+  const BoundedOperand& first = operands[0];
+  if (!default_domain) {
+    return absl::InvalidArgumentError(absl::StrCat("domain '", ctx.node().domain(),
+                                                   "' is not ONNX's own"));
+  }
+  if (BroadcastingOps().count(op)) {
+    return ThroughBroadcast(ctx, operands, *out);
+  }
+  if (operands.size() > 1 || first.input != 0) {
+    if ((op == "Gather" || op == "GatherND") && operands.size() == 1 && first.input == 1) {
+      // indices: below
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat(op, " takes a bounded value only as ",
+                       op == "Gather" || op == "GatherND" ? "its data or indices" : "input 0"));
+    }
+  }
+  if (PositionwiseOps().count(op)) return first.axis;
+  if (op == "Transpose") {
+    std::vector<int64_t> reversed;
+    for (int64_t d = out_rank; d-- > 0;) reversed.push_back(d);
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ctx.IntsAttr("perm", reversed));
+    if (perm.empty()) perm = reversed;
+    KILN_ASSIGN_OR_RETURN(perm, NormalizedAxes(perm, out_rank));
+    auto at = std::find(perm.begin(), perm.end(), first.axis);
+    if (at == perm.end()) return absl::InvalidArgumentError("perm does not list the bounded axis");
+    return at - perm.begin();
+  }
+  if (op == "Unsqueeze") {
+    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> given, SqueezeAxes(ctx));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> inserted,
+                          NormalizedAxes(given.value_or(std::vector<int64_t>{}), out_rank));
+    // The input's axes fill the output's positions not inserted, in order.
+    int64_t seen = 0;
+    for (int64_t d = 0; d < out_rank; ++d) {
+      if (std::find(inserted.begin(), inserted.end(), d) != inserted.end()) continue;
+      if (seen++ == first.axis) return d;
+    }
+    return absl::InvalidArgumentError("its output has no such axis");
+  }
+  if (op == "Squeeze") {
+    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* in, ctx.InputTensorType(0));
+    const int64_t in_rank = static_cast<int64_t>(in->shape.size());
+    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> given, SqueezeAxes(ctx));
+    std::vector<int64_t> removed;
+    if (given) {
+      KILN_ASSIGN_OR_RETURN(removed, NormalizedAxes(*given, in_rank));
+    } else {
+      for (int64_t d = 0; d < in_rank; ++d) {
+        if (in->shape[d].is_static() && in->shape[d].value == 1) removed.push_back(d);
+      }
+    }
+    if (std::find(removed.begin(), removed.end(), first.axis) != removed.end()) {
+      return absl::InvalidArgumentError(
+          "it squeezes the bounded axis, whose run-time length need not be 1");
+    }
+    return first.axis - std::count_if(removed.begin(), removed.end(),
+                                      [&](int64_t d) { return d < first.axis; });
+  }
+  if (op == "Gather") return ThroughGather(ctx, first, *out);
+  if (op == "GatherND") {
+    KILN_ASSIGN_OR_RETURN(int64_t batch_dims, ctx.IntAttr("batch_dims", 0));
+    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* indices, ctx.InputTensorType(1));
+    const int64_t index_rank = static_cast<int64_t>(indices->shape.size());
+    if (first.input != 1 || batch_dims != 0 || first.axis >= index_rank - 1) {
+      return absl::InvalidArgumentError(
+          "GatherND takes a bounded value only as rows of its indices (batch_dims 0)");
+    }
+    return first.axis;  // each bounded row of indices picks its own slice
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      op, " is not among the ops a bounded value flows through (elementwise ops, Transpose, "
+          "Unsqueeze, Squeeze, Gather, GatherND): it would read the entries past the run-time "
+          "length as data"));
+}
+
+}  // namespace kiln::onnx_frontend
