@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "engine/frontend/onnx/transform_converters.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::onnx_frontend {
@@ -19,19 +20,20 @@ const std::set<std::string>& PositionwiseOps() {
       "Exp",      "Log",       "Sqrt",      "Floor",    "Ceil",     "Round",    "Sign",
       "Not",      "IsNaN",     "IsInf",     "Reciprocal", "Erf",    "Softplus", "Softsign",
       "LeakyRelu", "Elu",      "Selu",      "Celu",     "ThresholdedRelu", "HardSigmoid",
-      "HardSwish", "Mish",     "Gelu",      "Sin",      "Cos",      "Tan",      "Asin",
+      "HardSwish", "Sin",      "Cos",       "Tan",      "Asin",
       "Acos",     "Atan",      "Sinh",      "Cosh",     "Asinh",    "Acosh",    "Atanh",
-      "Clip",     "BitwiseNot"};
+      "Clip"};
   return *ops;
 }
 
 // Ops combining their inputs' entries at the same position, inputs broadcast (numpy rules).
+// (Ops that expand into a function body, Mish or Gelu, meet the value inside the body, where it
+// has no length: not listed.)
 const std::set<std::string>& BroadcastingOps() {
   static const auto* ops = new std::set<std::string>{
       "Add",   "Sub",   "Mul",          "Div",        "Pow",     "Max",     "Min",
       "Sum",   "Mean",  "Equal",        "Less",       "LessOrEqual", "Greater",
-      "GreaterOrEqual", "And", "Or",    "Xor",        "Where",   "BitwiseAnd", "BitwiseOr",
-      "BitwiseXor", "Mod", "PRelu",     "BitShift"};
+      "GreaterOrEqual", "And", "Or",    "Xor",        "Where",   "Mod",     "BitShift"};
   return *ops;
 }
 
@@ -52,17 +54,9 @@ absl::StatusOr<std::vector<int64_t>> NormalizedAxes(std::vector<int64_t> axes, i
   return axes;
 }
 
-// Unsqueeze's and Squeeze's axes: an attribute before opset 13, input 1 from it (absent: none
-// given).
+// Unsqueeze's and Squeeze's axes, read as their converters read them (absent: none given).
 absl::StatusOr<std::optional<std::vector<int64_t>>> SqueezeAxes(const ConvertContext& ctx) {
-  if (ctx.opset() < 13) {
-    if (!ctx.HasAttr("axes")) return std::nullopt;
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ctx.IntsAttr("axes", std::nullopt));
-    return axes;
-  }
-  if (!ctx.HasInput(1)) return std::nullopt;
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ctx.ConstantInts(1, "axes"));
-  return axes;
+  return IntsFromInputOrAttr(ctx, 1, "axes", "axes");
 }
 
 absl::StatusOr<int64_t> ThroughBroadcast(const ConvertContext& ctx,
@@ -73,15 +67,21 @@ absl::StatusOr<int64_t> ThroughBroadcast(const ConvertContext& ctx,
   std::optional<int64_t> axis;
   for (const BoundedOperand& operand : operands) {
     KILN_ASSIGN_OR_RETURN(const TensorTypeNode* type, ctx.InputTensorType(operand.input));
+    // Padding is some valid value of the type, not a chosen one: as a divisor it may be 0, as a
+    // shift amount too large, which fails an interpreted run (native code gives 0).
     if ((op == "Div" || op == "Mod") && operand.input == 1 && !IsFloat(type->dtype)) {
       return absl::InvalidArgumentError(
-          "it is an integer divisor, whose entries past the run-time length may be 0");
+          "input 1 is an integer divisor, whose entries past the run-time length may be 0");
+    }
+    if (op == "BitShift" && operand.input == 1) {
+      return absl::InvalidArgumentError(
+          "input 1 is a shift amount, whose entries past the run-time length may exceed the bits");
     }
     int64_t aligned = operand.axis + rank - static_cast<int64_t>(type->shape.size());
     if (axis && *axis != aligned) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "another input is bounded along output axis ", *axis, " and this one along ", aligned,
-          ": their positions do not line up"));
+          "input ", operand.input, " is bounded along output axis ", aligned, " and an earlier "
+          "input along ", *axis, ": their positions do not line up"));
     }
     axis = aligned;
   }
@@ -177,14 +177,13 @@ absl::StatusOr<int64_t> BoundedAxisThrough(const ConvertContext& ctx,
     KILN_ASSIGN_OR_RETURN(const TensorTypeNode* in, ctx.InputTensorType(0));
     const int64_t in_rank = static_cast<int64_t>(in->shape.size());
     KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> given, SqueezeAxes(ctx));
-    std::vector<int64_t> removed;
-    if (given) {
-      KILN_ASSIGN_OR_RETURN(removed, NormalizedAxes(*given, in_rank));
-    } else {
-      for (int64_t d = 0; d < in_rank; ++d) {
-        if (in->shape[d].is_static() && in->shape[d].value == 1) removed.push_back(d);
-      }
+    if (!given) {
+      // ONNX removes every axis of extent 1, the bounded one too when a run's length is 1.
+      return absl::InvalidArgumentError(
+          "Squeeze without axes would remove the bounded axis when a run's length is 1: name "
+          "the axes");
     }
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> removed, NormalizedAxes(*given, in_rank));
     if (std::find(removed.begin(), removed.end(), first.axis) != removed.end()) {
       return absl::InvalidArgumentError(
           "it squeezes the bounded axis, whose run-time length need not be 1");

@@ -7,11 +7,13 @@
 // depends on the entries at that one position only: then the output is bounded too, with the
 // same length, and the entries past it are computed from padding and cut after the run like the
 // value's own. The ops that keep positions apart: elementwise ops (a non-bounded operand
-// broadcast along the axis), Transpose, Unsqueeze, Squeeze of other axes, Gather with bounded
-// indices or of bounded data along another axis, and GatherND with bounded index rows: the
-// exports of `x[mask]` (NonZero, Transpose, GatherND), `torch.where(c)` and detection
-// post-processing (NonMaxSuppression's rows gathered from the boxes and scores). Anything else
-// (a reduction over the axis, a matmul, a concat) would read the padding as data.
+// broadcast along the axis), Transpose, Unsqueeze, Squeeze of named other axes, Gather with
+// bounded indices or of bounded data along another axis, and GatherND with bounded index rows:
+// the exports of `x[mask]` (NonZero, Transpose, GatherND) and of detection post-processing
+// (NonMaxSuppression's rows, their box column gathered and squeezed, the boxes gathered by it).
+// Anything else (a reduction over the axis, a matmul, a concat, Split) would read the padding as
+// data. Padding is some valid value of its type (NonZero's index 0, Compress's first slice), not
+// a chosen one: an integer divisor or a shift amount is refused.
 #ifndef KILN_ENGINE_FRONTEND_ONNX_BOUNDED_FLOW_H_
 #define KILN_ENGINE_FRONTEND_ONNX_BOUNDED_FLOW_H_
 

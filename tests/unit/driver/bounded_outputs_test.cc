@@ -247,6 +247,62 @@ TEST(BoundedOutputsTest, SelectedBoxesFlowThroughGatherSqueezeAndElementwiseOps)
   EXPECT_THAT(out[1].values, ElementsAreArray({20, 10, 30, 10, 0}));
 }
 
+// NonZero's (2, n) indices, bounded along axis 1, through an Unsqueeze at axis -1 ((2, n, 1),
+// still axis 1), a Gather of bounded data along axis 0 swapping the rows (axis 1 stays), a Cast
+// and a Mul by a (2, 1, 1) constant broadcast along the bounded axis: kX's nonzero columns x 10
+// then rows x 100.
+TEST(BoundedOutputsTest, ABoundedAxisMovesWithUnsqueezeAndGatherOfOtherAxes) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {3, 4}).Output("y");
+  Int64Initializer(b, "last", {1}, {-1});
+  Int64Initializer(b, "swap", {2}, {1, 0});
+  b.FloatInitializer("scale", {2, 1, 1}, {10.0f, 100.0f});
+  b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
+  b.Node("Unsqueeze", {"nz", "last"}, {"column"}, "unsqueeze");
+  b.Node("Gather", {"column", "swap"}, {"swapped"}, "swap");
+  OnnxModelBuilder::IntAttr(b.Node("Cast", {"swapped"}, {"real"}, "cast"), "to",
+                            onnx::TensorProto::FLOAT);
+  b.Node("Mul", {"real", "scale"}, {"y"}, "scale");
+  std::vector<Filled> out =
+      RunBoth(b.Bytes(), {loop::HostTensor::FromDoubles(DataType::kFloat32, {3, 4}, kX)});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_THAT(out[0].shape, ElementsAre(2, 5, 1));
+  EXPECT_THAT(out[0].values,
+              ElementsAreArray({10, 30, 0, 30, 30, 0, 0, 100, 100, 200}));
+}
+
+// Readers a bounded value cannot flow into, each with why: Gather along the bounded axis,
+// Squeeze without axes, an integer divisor.
+TEST(BoundedOutputsTest, ReadersThatWouldSeeThePaddingAreRefusedWithTheReason) {
+  struct Case {
+    const char* op;
+    const char* why;
+  };
+  for (const Case& c : {Case{"Gather", "it gathers along the bounded axis"},
+                        Case{"Squeeze", "Squeeze without axes would remove the bounded axis"},
+                        Case{"Div", "input 1 is an integer divisor"}}) {
+    SCOPED_TRACE(c.op);
+    OnnxModelBuilder b(13);
+    b.Input("x", {3, 4}).Input("n", {1}, onnx::TensorProto::INT64).Output("y");
+    Int64Initializer(b, "first", {}, {0});
+    b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
+    if (std::string(c.op) == "Gather") {
+      OnnxModelBuilder::IntAttr(b.Node("Gather", {"nz", "first"}, {"y"}, "reader"), "axis", 1);
+    } else if (std::string(c.op) == "Squeeze") {
+      b.Node("Squeeze", {"nz"}, {"y"}, "reader");
+    } else {
+      b.Node("Div", {"n", "nz"}, {"y"}, "reader");
+    }
+    CompileOptions options;
+    absl::StatusOr<CompileResult> compiled = CompileOnnx(b.Bytes(), options);
+    ASSERT_FALSE(compiled.ok());
+    EXPECT_THAT(compiled.status().message(),
+                HasSubstr(absl::StrCat("ONNX node 'reader' (#1, ", c.op, "): input ")));
+    EXPECT_THAT(compiled.status().message(), HasSubstr("ONNX node 'nonzero' (NonZero)'s output"));
+    EXPECT_THAT(compiled.status().message(), HasSubstr(c.why));
+  }
+}
+
 TEST(BoundedOutputsTest, ABoundedValueReadAcrossItsAxisIsAnImportErrorNamingBoth) {
   OnnxModelBuilder b(13);
   b.Input("x", {3, 4}).Output("y");
