@@ -191,6 +191,16 @@ absl::StatusOr<int64_t> BoundedAxisThrough(const ConvertContext& ctx,
     return first.axis - std::count_if(removed.begin(), removed.end(),
                                       [&](int64_t d) { return d < first.axis; });
   }
+  if (op == "Split") {
+    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* in, ctx.InputTensorType(0));
+    KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 0));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> normalized,
+                          NormalizedAxes({axis}, static_cast<int64_t>(in->shape.size())));
+    if (normalized[0] == first.axis) {
+      return absl::InvalidArgumentError("it splits the bounded axis, at positions a run decides");
+    }
+    return first.axis;  // each part keeps every position of the bounded axis
+  }
   if (op == "Gather") return ThroughGather(ctx, first, *out);
   if (op == "GatherND") {
     KILN_ASSIGN_OR_RETURN(int64_t batch_dims, ctx.IntAttr("batch_dims", 0));
@@ -204,8 +214,8 @@ absl::StatusOr<int64_t> BoundedAxisThrough(const ConvertContext& ctx,
   }
   return absl::InvalidArgumentError(absl::StrCat(
       op, " is not among the ops a bounded value flows through (elementwise ops, Transpose, "
-          "Unsqueeze, Squeeze, Gather, GatherND): it would read the entries past the run-time "
-          "length as data"));
+          "Unsqueeze, Squeeze, Split, Gather, GatherND): it would read the entries past the "
+          "run-time length as data"));
 }
 
 }  // namespace kiln::onnx_frontend

@@ -577,17 +577,21 @@ class GraphImporter {
                                                                  origin};
     }
     if (!read.value) return absl::OkStatus();
-    absl::StatusOr<int64_t> axis =
-        node.output_size() == 1 && !outputs.empty()
-            ? onnx_frontend::BoundedAxisThrough(ctx, read.operands, outputs[0])
-            : absl::InvalidArgumentError(absl::StrCat(node.op_type(), " has ",
-                                                      node.output_size(), " outputs"));
-    if (!axis.ok()) {
+    // One output, or Split's parts, each bounded alike.
+    if (node.output_size() != 1 && node.op_type() != "Split") {
       return BoundedInputError(node, index, read.operands[0].input, *read.value,
-                               axis.status().message());
+                               absl::StrCat(node.op_type(), " has ", node.output_size(),
+                                            " outputs"));
     }
-    if (!node.output(0).empty()) {
-      bounded_[node.output(0)] = {*axis, read.value->length, read.value->origin};
+    for (int k = 0; k < node.output_size() && k < static_cast<int>(outputs.size()); ++k) {
+      if (node.output(k).empty()) continue;
+      absl::StatusOr<int64_t> axis =
+          onnx_frontend::BoundedAxisThrough(ctx, read.operands, outputs[k]);
+      if (!axis.ok()) {
+        return BoundedInputError(node, index, read.operands[0].input, *read.value,
+                                 axis.status().message());
+      }
+      bounded_[node.output(k)] = {*axis, read.value->length, read.value->origin};
     }
     return absl::OkStatus();
   }

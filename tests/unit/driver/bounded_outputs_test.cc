@@ -247,6 +247,26 @@ TEST(BoundedOutputsTest, SelectedBoxesFlowThroughGatherSqueezeAndElementwiseOps)
   EXPECT_THAT(out[1].values, ElementsAreArray({20, 10, 30, 10, 0}));
 }
 
+// `torch.where(x != 0)` as torch.onnx.export writes it: NonZero, Transpose, Split into the
+// coordinate columns, Squeeze of each: kX's nonzero rows and columns, two bounded outputs.
+TEST(BoundedOutputsTest, TorchWhereSplitsTheFilledRowsIntoCoordinates) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {3, 4}).Output("rows").Output("columns");
+  Int64Initializer(b, "one", {1}, {1});
+  b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
+  b.Node("Transpose", {"nz"}, {"pairs"}, "transpose");
+  OnnxModelBuilder::IntAttr(b.Node("Split", {"pairs"}, {"r", "c"}, "split"), "axis", 1);
+  b.Node("Squeeze", {"r", "one"}, {"rows"}, "squeeze_rows");
+  b.Node("Squeeze", {"c", "one"}, {"columns"}, "squeeze_columns");
+  std::vector<Filled> out =
+      RunBoth(b.Bytes(), {loop::HostTensor::FromDoubles(DataType::kFloat32, {3, 4}, kX)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(out[0].shape, ElementsAre(5));
+  EXPECT_THAT(out[0].values, ElementsAreArray({0, 0, 1, 1, 2}));
+  EXPECT_THAT(out[1].shape, ElementsAre(5));
+  EXPECT_THAT(out[1].values, ElementsAreArray({1, 3, 0, 3, 3}));
+}
+
 // NonZero's (2, n) indices, bounded along axis 1, through an Unsqueeze at axis -1 ((2, n, 1),
 // still axis 1), a Gather of bounded data along axis 0 swapping the rows (axis 1 stays), a Cast
 // and a Mul by a (2, 1, 1) constant broadcast along the bounded axis: kX's nonzero columns x 10
