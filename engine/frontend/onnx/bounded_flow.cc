@@ -123,6 +123,68 @@ absl::StatusOr<int64_t> ThroughGather(const ConvertContext& ctx, const BoundedOp
   return result;
 }
 
+// Reductions along other axes: each output entry at a bounded position reduces entries at that
+// position only.
+const std::set<std::string>& ReduceOps() {
+  static const auto* ops = new std::set<std::string>{
+      "ReduceSum", "ReduceMean", "ReduceMax",    "ReduceMin",       "ReduceProd",
+      "ReduceL1",  "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
+      "ArgMax",    "ArgMin"};
+  return *ops;
+}
+
+// Where the bounded axis `axis` of an input of `rank` lands when `reduced` axes (normalized) are
+// reduced, kept as extent 1 with `keepdims`; an error when it is one of them.
+absl::StatusOr<int64_t> AxisAfterReducing(int64_t axis, const std::vector<int64_t>& reduced,
+                                          bool keepdims) {
+  if (std::find(reduced.begin(), reduced.end(), axis) != reduced.end()) {
+    return absl::InvalidArgumentError("it reduces the bounded axis, padding included");
+  }
+  if (keepdims) return axis;
+  return axis - std::count_if(reduced.begin(), reduced.end(), [&](int64_t d) { return d < axis; });
+}
+
+absl::StatusOr<int64_t> ThroughReduce(const ConvertContext& ctx, const BoundedOperand& operand) {
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* in, ctx.InputTensorType(0));
+  const int64_t rank = static_cast<int64_t>(in->shape.size());
+  KILN_ASSIGN_OR_RETURN(int64_t keepdims, ctx.IntAttr("keepdims", 1));
+  std::vector<int64_t> axes;
+  if (ctx.node().op_type() == "ArgMax" || ctx.node().op_type() == "ArgMin") {
+    KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 0));
+    axes = {axis};
+  } else {
+    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> given,
+                          IntsFromInputOrAttr(ctx, 1, "axes", "axes"));
+    KILN_ASSIGN_OR_RETURN(int64_t noop, ctx.IntAttr("noop_with_empty_axes", 0));
+    if (!given || given->empty()) {
+      if (noop != 0) return operand.axis;  // no reduction at all
+      return absl::InvalidArgumentError("it reduces every axis, the bounded one and its padding");
+    }
+    axes = *given;
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> reduced, NormalizedAxes(axes, rank));
+  return AxisAfterReducing(operand.axis, reduced, keepdims != 0);
+}
+
+// The axes Slice cuts: an attribute before opset 10, else input 3 (constant), else the first
+// len(starts).
+absl::StatusOr<std::vector<int64_t>> SlicedAxes(const ConvertContext& ctx) {
+  if (ctx.opset() < 10) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> starts, ctx.IntsAttr("starts", std::nullopt));
+    std::vector<int64_t> first(starts.size());
+    for (size_t i = 0; i < first.size(); ++i) first[i] = static_cast<int64_t>(i);
+    return ctx.IntsAttr("axes", first);
+  }
+  if (ctx.HasInput(3)) return ctx.ConstantInts(3, "axes");
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* starts, ctx.InputTensorType(1));
+  if (starts->shape.size() != 1 || !starts->shape[0].is_static()) {
+    return absl::InvalidArgumentError("its starts have no static length");
+  }
+  std::vector<int64_t> first(static_cast<size_t>(starts->shape[0].value));
+  for (size_t i = 0; i < first.size(); ++i) first[i] = static_cast<int64_t>(i);
+  return first;
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> BoundedAxisThrough(const ConvertContext& ctx,
@@ -140,6 +202,28 @@ absl::StatusOr<int64_t> BoundedAxisThrough(const ConvertContext& ctx,
   }
   if (BroadcastingOps().count(op)) {
     return ThroughBroadcast(ctx, operands, *out);
+  }
+  if (op == "Concat") {
+    // Parts of one length side by side along another axis: every part must be bounded alike.
+    KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", std::nullopt));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> normalized, NormalizedAxes({axis}, out_rank));
+    if (normalized[0] == first.axis) {
+      return absl::InvalidArgumentError("it concatenates along the bounded axis, after the padding");
+    }
+    for (int k = 0; k < ctx.node().input_size(); ++k) {
+      auto it = std::find_if(operands.begin(), operands.end(),
+                             [&](const BoundedOperand& o) { return o.input == k; });
+      if (it == operands.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input ", k, " is not bounded: its extent cannot match a run-time length"));
+      }
+      if (it->axis != first.axis) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input ", k, " is bounded along axis ", it->axis, ", input ", first.input,
+            " along ", first.axis));
+      }
+    }
+    return first.axis;
   }
   if (operands.size() > 1 || first.input != 0) {
     if ((op == "Gather" || op == "GatherND") && operands.size() == 1 && first.input == 1) {
@@ -191,6 +275,16 @@ absl::StatusOr<int64_t> BoundedAxisThrough(const ConvertContext& ctx,
     return first.axis - std::count_if(removed.begin(), removed.end(),
                                       [&](int64_t d) { return d < first.axis; });
   }
+  if (ReduceOps().count(op)) return ThroughReduce(ctx, first);
+  if (op == "Slice") {
+    KILN_ASSIGN_OR_RETURN(const TensorTypeNode* in, ctx.InputTensorType(0));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, SlicedAxes(ctx));
+    KILN_ASSIGN_OR_RETURN(axes, NormalizedAxes(axes, static_cast<int64_t>(in->shape.size())));
+    if (std::find(axes.begin(), axes.end(), first.axis) != axes.end()) {
+      return absl::InvalidArgumentError("it slices the bounded axis, whose filled part a run decides");
+    }
+    return first.axis;
+  }
   if (op == "Split") {
     KILN_ASSIGN_OR_RETURN(const TensorTypeNode* in, ctx.InputTensorType(0));
     KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 0));
@@ -214,8 +308,8 @@ absl::StatusOr<int64_t> BoundedAxisThrough(const ConvertContext& ctx,
   }
   return absl::InvalidArgumentError(absl::StrCat(
       op, " is not among the ops a bounded value flows through (elementwise ops, Transpose, "
-          "Unsqueeze, Squeeze, Split, Gather, GatherND): it would read the entries past the "
-          "run-time length as data"));
+          "Unsqueeze, Squeeze, Slice, Split, Concat, Gather, GatherND, reductions along other "
+          "axes): it would read the entries past the run-time length as data"));
 }
 
 }  // namespace kiln::onnx_frontend

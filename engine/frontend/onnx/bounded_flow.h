@@ -7,13 +7,14 @@
 // depends on the entries at that one position only: then the output is bounded too, with the
 // same length, and the entries past it are computed from padding and cut after the run like the
 // value's own. The ops that keep positions apart: elementwise ops (a non-bounded operand
-// broadcast along the axis), Transpose, Unsqueeze, Squeeze of named other axes, Split along
-// another axis (every part bounded), Gather with bounded indices or of bounded data along another
-// axis, and GatherND with bounded index rows: the exports of `x[mask]` (NonZero, Transpose,
-// GatherND), `torch.where(c)` (NonZero, Transpose, Split, Squeeze) and detection
-// post-processing (NonMaxSuppression's rows, their box column gathered and squeezed, the boxes
-// gathered by it). Anything else (a reduction over the axis, a matmul, a concat) would read the
-// padding as data. Padding is some valid value of its type (NonZero's index 0, Compress's first slice), not
+// broadcast along the axis), Transpose, Unsqueeze, Squeeze of named other axes, Slice and Split
+// along other axes, Concat along another axis of parts bounded alike, reductions (and ArgMax,
+// ArgMin) along other axes, Gather with bounded indices or of bounded data along another axis,
+// and GatherND with bounded index rows: the exports of `x[mask]` (NonZero, Transpose, GatherND),
+// `torch.where(c)` (NonZero, Transpose, Split, Squeeze) and detection post-processing
+// (NonMaxSuppression's rows, their box column gathered and squeezed, the boxes and scores
+// gathered by it, each box's best class, the columns concatenated). Anything else (a reduction
+// over the axis, a matmul, a reshape) would read the padding as data. Padding is some valid value of its type (NonZero's index 0, Compress's first slice), not
 // a chosen one: an integer divisor or a shift amount is refused.
 #ifndef KILN_ENGINE_FRONTEND_ONNX_BOUNDED_FLOW_H_
 #define KILN_ENGINE_FRONTEND_ONNX_BOUNDED_FLOW_H_

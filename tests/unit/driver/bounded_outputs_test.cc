@@ -291,8 +291,37 @@ TEST(BoundedOutputsTest, ABoundedAxisMovesWithUnsqueezeAndGatherOfOtherAxes) {
               ElementsAreArray({10, 30, 0, 30, 30, 0, 0, 100, 100, 200}));
 }
 
+// kX's nonzero (row, column) pairs, bounded along axis 0, through the ops of detection
+// post-processing that work along the other axis: Slice of the column, ReduceMax of each pair,
+// ArgMax of each pair (no kept dim) and Concat of the three side by side.
+TEST(BoundedOutputsTest, SliceReduceArgMaxAndConcatAlongOtherAxesKeepTheBound) {
+  OnnxModelBuilder b(13);
+  b.Input("x", {3, 4}).Output("table").Output("best");
+  Int64Initializer(b, "one", {1}, {1});
+  Int64Initializer(b, "two", {1}, {2});
+  b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
+  b.Node("Transpose", {"nz"}, {"pairs"}, "transpose");
+  b.Node("Slice", {"pairs", "one", "two", "one"}, {"columns"}, "slice");
+  onnx::NodeProto& largest = b.Node("ReduceMax", {"pairs"}, {"largest"}, "largest");
+  OnnxModelBuilder::IntsAttr(largest, "axes", {1});
+  onnx::NodeProto& best = b.Node("ArgMax", {"pairs"}, {"best"}, "best");
+  OnnxModelBuilder::IntAttr(best, "axis", 1);
+  OnnxModelBuilder::IntAttr(best, "keepdims", 0);
+  OnnxModelBuilder::IntAttr(b.Node("Concat", {"pairs", "columns", "largest"}, {"table"}, "concat"),
+                            "axis", 1);
+  std::vector<Filled> out =
+      RunBoth(b.Bytes(), {loop::HostTensor::FromDoubles(DataType::kFloat32, {3, 4}, kX)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_THAT(out[0].shape, ElementsAre(5, 4));
+  EXPECT_THAT(out[0].values, ElementsAreArray({0, 1, 1, 1, 0, 3, 3, 3, 1, 0, 0, 1, 1, 3, 3, 3,
+                                               2, 3, 3, 3}));
+  EXPECT_THAT(out[1].shape, ElementsAre(5));
+  EXPECT_THAT(out[1].values, ElementsAreArray({1, 1, 0, 1, 1}));
+}
+
 // Readers a bounded value cannot flow into, each with why: Gather along the bounded axis,
-// Squeeze without axes, an integer divisor.
+// Squeeze without axes, an integer divisor, a reduction or a slice of the bounded axis, a
+// concat with a part of static extent.
 TEST(BoundedOutputsTest, ReadersThatWouldSeeThePaddingAreRefusedWithTheReason) {
   struct Case {
     const char* op;
@@ -300,16 +329,29 @@ TEST(BoundedOutputsTest, ReadersThatWouldSeeThePaddingAreRefusedWithTheReason) {
   };
   for (const Case& c : {Case{"Gather", "it gathers along the bounded axis"},
                         Case{"Squeeze", "Squeeze without axes would remove the bounded axis"},
-                        Case{"Div", "input 1 is an integer divisor"}}) {
+                        Case{"Div", "input 1 is an integer divisor"},
+                        Case{"ReduceSum", "it reduces the bounded axis"},
+                        Case{"Slice", "it slices the bounded axis"},
+                        Case{"Concat", "input 1 is not bounded"}}) {
     SCOPED_TRACE(c.op);
     OnnxModelBuilder b(13);
     b.Input("x", {3, 4}).Input("n", {1}, onnx::TensorProto::INT64).Output("y");
     Int64Initializer(b, "first", {}, {0});
+    Int64Initializer(b, "axis_1", {1}, {1});
+    Int64Initializer(b, "start", {1}, {0});
+    Int64Initializer(b, "end", {1}, {1});
+    Int64Initializer(b, "pair", {2, 12}, std::vector<int64_t>(24, 0));
     b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
     if (std::string(c.op) == "Gather") {
       OnnxModelBuilder::IntAttr(b.Node("Gather", {"nz", "first"}, {"y"}, "reader"), "axis", 1);
     } else if (std::string(c.op) == "Squeeze") {
       b.Node("Squeeze", {"nz"}, {"y"}, "reader");
+    } else if (std::string(c.op) == "ReduceSum") {
+      b.Node("ReduceSum", {"nz", "axis_1"}, {"y"}, "reader");
+    } else if (std::string(c.op) == "Slice") {
+      b.Node("Slice", {"nz", "start", "end", "axis_1"}, {"y"}, "reader");
+    } else if (std::string(c.op) == "Concat") {
+      OnnxModelBuilder::IntAttr(b.Node("Concat", {"nz", "pair"}, {"y"}, "reader"), "axis", 0);
     } else {
       b.Node("Div", {"n", "nz"}, {"y"}, "reader");
     }
@@ -327,15 +369,15 @@ TEST(BoundedOutputsTest, ABoundedValueReadAcrossItsAxisIsAnImportErrorNamingBoth
   OnnxModelBuilder b(13);
   b.Input("x", {3, 4}).Output("y");
   b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
-  b.Node("ReduceSum", {"nz"}, {"y"}, "total");
+  b.Node("Flatten", {"nz"}, {"y"}, "flat");
   CompileOptions options;
   absl::StatusOr<CompileResult> compiled = CompileOnnx(b.Bytes(), options);
   ASSERT_FALSE(compiled.ok());
   EXPECT_THAT(compiled.status().message(),
-              HasSubstr("ONNX node 'total' (#1, ReduceSum): input 0 ('nz') is ONNX node 'nonzero' "
+              HasSubstr("ONNX node 'flat' (#1, Flatten): input 0 ('nz') is ONNX node 'nonzero' "
                         "(NonZero)'s output, whose extent along axis 1 only a run knows"));
   EXPECT_THAT(compiled.status().message(),
-              HasSubstr("ReduceSum is not among the ops a bounded value flows through"));
+              HasSubstr("Flatten is not among the ops a bounded value flows through"));
   EXPECT_THAT(compiled.status().message(), HasSubstr("declare its shape"));
 
   // An operand of full extent along the bounded axis cannot line up with a run-time length.
