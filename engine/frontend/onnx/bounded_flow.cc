@@ -153,6 +153,9 @@ absl::StatusOr<int64_t> ThroughReduce(const ConvertContext& ctx, const BoundedOp
     KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", 0));
     axes = {axis};
   } else {
+    if (ctx.HasInput(1) && !ctx.ConstantInput(1)) {
+      return absl::InvalidArgumentError("its axes are known only at run time");
+    }
     KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> given,
                           IntsFromInputOrAttr(ctx, 1, "axes", "axes"));
     KILN_ASSIGN_OR_RETURN(int64_t noop, ctx.IntAttr("noop_with_empty_axes", 0));
@@ -175,7 +178,10 @@ absl::StatusOr<std::vector<int64_t>> SlicedAxes(const ConvertContext& ctx) {
     for (size_t i = 0; i < first.size(); ++i) first[i] = static_cast<int64_t>(i);
     return ctx.IntsAttr("axes", first);
   }
-  if (ctx.HasInput(3)) return ctx.ConstantInts(3, "axes");
+  if (ctx.HasInput(3)) {
+    if (!ctx.ConstantInput(3)) return absl::InvalidArgumentError("its axes are known only at run time");
+    return ctx.ConstantInts(3, "axes");
+  }
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* starts, ctx.InputTensorType(1));
   if (starts->shape.size() != 1 || !starts->shape[0].is_static()) {
     return absl::InvalidArgumentError("its starts have no static length");
@@ -205,12 +211,16 @@ absl::StatusOr<int64_t> BoundedAxisThrough(const ConvertContext& ctx,
   }
   if (op == "Concat") {
     // Parts of one length side by side along another axis: every part must be bounded alike.
-    KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.IntAttr("axis", std::nullopt));
+    // (Before opset 4 the axis defaults to 1, as the converter reads it.)
+    KILN_ASSIGN_OR_RETURN(int64_t axis,
+                          ctx.IntAttr("axis", ctx.opset() < 4 ? std::optional<int64_t>(1)
+                                                              : std::nullopt));
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> normalized, NormalizedAxes({axis}, out_rank));
     if (normalized[0] == first.axis) {
       return absl::InvalidArgumentError("it concatenates along the bounded axis, after the padding");
     }
     for (int k = 0; k < ctx.node().input_size(); ++k) {
+      if (!ctx.HasInput(static_cast<size_t>(k))) continue;  // an empty name: no part
       auto it = std::find_if(operands.begin(), operands.end(),
                              [&](const BoundedOperand& o) { return o.input == k; });
       if (it == operands.end()) {

@@ -293,10 +293,11 @@ TEST(BoundedOutputsTest, ABoundedAxisMovesWithUnsqueezeAndGatherOfOtherAxes) {
 
 // kX's nonzero (row, column) pairs, bounded along axis 0, through the ops of detection
 // post-processing that work along the other axis: Slice of the column, ReduceMax of each pair,
-// ArgMax of each pair (no kept dim) and Concat of the three side by side.
+// ArgMax of each pair (no kept dim) and Concat of the three side by side; and NonZero's own
+// (2, n) output summed over axis 0 without keeping it, which moves the bounded axis from 1 to 0.
 TEST(BoundedOutputsTest, SliceReduceArgMaxAndConcatAlongOtherAxesKeepTheBound) {
   OnnxModelBuilder b(13);
-  b.Input("x", {3, 4}).Output("table").Output("best");
+  b.Input("x", {3, 4}).Output("table").Output("best").Output("sums");
   Int64Initializer(b, "one", {1}, {1});
   Int64Initializer(b, "two", {1}, {2});
   b.Node("NonZero", {"x"}, {"nz"}, "nonzero");
@@ -309,14 +310,19 @@ TEST(BoundedOutputsTest, SliceReduceArgMaxAndConcatAlongOtherAxesKeepTheBound) {
   OnnxModelBuilder::IntAttr(best, "keepdims", 0);
   OnnxModelBuilder::IntAttr(b.Node("Concat", {"pairs", "columns", "largest"}, {"table"}, "concat"),
                             "axis", 1);
+  Int64Initializer(b, "rows_axis", {1}, {-2});
+  OnnxModelBuilder::IntAttr(b.Node("ReduceSum", {"nz", "rows_axis"}, {"sums"}, "sums"),
+                            "keepdims", 0);
   std::vector<Filled> out =
       RunBoth(b.Bytes(), {loop::HostTensor::FromDoubles(DataType::kFloat32, {3, 4}, kX)});
-  ASSERT_EQ(out.size(), 2u);
+  ASSERT_EQ(out.size(), 3u);
   EXPECT_THAT(out[0].shape, ElementsAre(5, 4));
   EXPECT_THAT(out[0].values, ElementsAreArray({0, 1, 1, 1, 0, 3, 3, 3, 1, 0, 0, 1, 1, 3, 3, 3,
                                                2, 3, 3, 3}));
   EXPECT_THAT(out[1].shape, ElementsAre(5));
   EXPECT_THAT(out[1].values, ElementsAreArray({1, 1, 0, 1, 1}));
+  EXPECT_THAT(out[2].shape, ElementsAre(5));
+  EXPECT_THAT(out[2].values, ElementsAreArray({1, 3, 1, 4, 5}));
 }
 
 // Readers a bounded value cannot flow into, each with why: Gather along the bounded axis,
