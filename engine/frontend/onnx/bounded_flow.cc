@@ -183,8 +183,11 @@ absl::StatusOr<std::vector<int64_t>> SlicedAxes(const ConvertContext& ctx) {
     return ctx.ConstantInts(3, "axes");
   }
   KILN_ASSIGN_OR_RETURN(const TensorTypeNode* starts, ctx.InputTensorType(1));
-  if (starts->shape.size() != 1 || !starts->shape[0].is_static()) {
-    return absl::InvalidArgumentError("its starts have no static length");
+  KILN_ASSIGN_OR_RETURN(const TensorTypeNode* data, ctx.InputTensorType(0));
+  // The declared length is request data: checked against the rank before it sizes anything.
+  if (starts->shape.size() != 1 || !starts->shape[0].is_static() ||
+      starts->shape[0].value > static_cast<int64_t>(data->shape.size())) {
+    return absl::InvalidArgumentError("its starts do not list at most one entry per axis");
   }
   std::vector<int64_t> first(static_cast<size_t>(starts->shape[0].value));
   for (size_t i = 0; i < first.size(); ++i) first[i] = static_cast<int64_t>(i);
