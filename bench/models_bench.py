@@ -47,6 +47,14 @@ def run(command, env=None):
     return done.stdout
 
 
+def median_ms(output):
+    """The median of a `kiln-run --benchmark` run's output ("benchmark: ... median 5.0 ms, ...")."""
+    for word, value in zip(output.split(), output.split()[1:]):
+        if word == "median":
+            return float(value)
+    raise RuntimeError(f"no median in kiln-run's output: {output[-500:]}")
+
+
 class Timed:
     """A process that answers run counts on stdin with `median MS` lines after printing `ready`
     (kiln-run --benchmark_requests, ort_latency.js with RUNS `-`). Every read has a deadline."""

@@ -11,8 +11,10 @@
  * their turn: each turn ends with a pause longer than that spin, so with more than one thread
  * the next build's workers have the cores (set KILN_NUM_THREADS: without it each pool starts a
  * thread per CPU). Inputs are a
- * fixed pattern (float32; other types zeros); models compiled per sample (`_run_dynamic`) are
- * not supported. With an even number of rounds the upper median is printed. */
+ * fixed pattern (float32; other types zeros). A model with `_run_dynamic` instead of `_run`
+ * (compiled per sample or over symbolic dims) runs with every run-time dim of its inputs
+ * KILN_BENCH_DIM (default 1), each run allocating and freeing its outputs as a caller's would.
+ * With an even number of rounds the upper median is printed. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,13 +32,29 @@ enum { kMaxModels = 8, kMaxTensors = 64, kMaxRounds = 200, kRunsPerRound = 9 };
 enum { kSettleMicroseconds = 20000 };
 
 typedef int32_t (*run_fn)(void* const*, void* const*, void*);
+typedef int32_t (*run_dynamic_fn)(void* const*, const int64_t* const*, void**, int64_t* const*,
+                                  void*);
 
 typedef struct model {
   run_fn run;
+  run_dynamic_fn run_dynamic;
+  int32_t num_outputs;
   void* inputs[kMaxTensors];
   void* outputs[kMaxTensors];
   void* workspace;
+  /* _run_dynamic only: the inputs' shapes and room for the outputs'. */
+  const int64_t* input_shapes[kMaxTensors];
+  int64_t* output_shapes[kMaxTensors];
 } model;
+
+/* One run of `m`; a dynamic run's outputs are freed after it. */
+static int32_t run_model(model* m) {
+  if (m->run != NULL) return m->run(m->inputs, m->outputs, m->workspace);
+  int32_t status =
+      m->run_dynamic(m->inputs, m->input_shapes, m->outputs, m->output_shapes, m->workspace);
+  for (int32_t i = 0; status == 0 && i < m->num_outputs; ++i) free(m->outputs[i]);
+  return status;
+}
 
 static double now_ms(void) {
   struct timespec t;
@@ -73,6 +91,7 @@ static int load(const char* path, model* m) {
     return 1;
   }
   m->run = (run_fn)dlsym(handle, "kiln_model_run");
+  m->run_dynamic = m->run ? NULL : (run_dynamic_fn)dlsym(handle, "kiln_model_run_dynamic");
   int64_t (*workspace_size)(void) = (int64_t (*)(void))dlsym(handle, "kiln_model_workspace_size");
   int32_t (*num_inputs)(void) = (int32_t (*)(void))dlsym(handle, "kiln_model_num_inputs");
   int32_t (*num_outputs)(void) = (int32_t (*)(void))dlsym(handle, "kiln_model_num_outputs");
@@ -80,15 +99,28 @@ static int load(const char* path, model* m) {
       (const kiln_tensor_info* (*)(int32_t))dlsym(handle, "kiln_model_input_info");
   const kiln_tensor_info* (*output_info)(int32_t) =
       (const kiln_tensor_info* (*)(int32_t))dlsym(handle, "kiln_model_output_info");
-  if (!m->run || !workspace_size || !num_inputs || !num_outputs || !input_info || !output_info ||
-      num_inputs() > kMaxTensors || num_outputs() > kMaxTensors) {
-    fprintf(stderr, "%s: not a static Kiln model (no kiln_model_run and its queries: %s)\n",
-            path, dlerror());
+  if ((!m->run && !m->run_dynamic) || !workspace_size || !num_inputs || !num_outputs ||
+      !input_info || !output_info || num_inputs() > kMaxTensors || num_outputs() > kMaxTensors) {
+    fprintf(stderr, "%s: not a Kiln model (no kiln_model_run and its queries: %s)\n", path,
+            dlerror());
     return 1;
   }
+  const char* dim_text = getenv("KILN_BENCH_DIM");
+  const int64_t dim = dim_text != NULL ? atoll(dim_text) : 1;
+  m->num_outputs = num_outputs();
   m->workspace = aligned_buffer(workspace_size());
   for (int32_t i = 0; i < num_inputs(); ++i) {
-    int64_t bytes = input_info(i)->bytes;
+    const kiln_tensor_info* info = input_info(i);
+    int64_t* shape = calloc((size_t)info->ndim + 1, sizeof(int64_t));
+    int64_t bytes = info->dtype == KILN_FLOAT16 || info->dtype == KILN_BFLOAT16 ? 2 : 4;
+    if (info->dtype == KILN_FLOAT64 || info->dtype == KILN_INT64 || info->dtype == KILN_UINT64) bytes = 8;
+    if (info->dtype == KILN_INT8 || info->dtype == KILN_UINT8 || info->dtype == KILN_BOOL) bytes = 1;
+    for (int32_t d = 0; d < info->ndim; ++d) {
+      shape[d] = info->shape[d] < 0 ? dim : info->shape[d];
+      bytes *= shape[d];
+    }
+    if (info->bytes >= 0) bytes = info->bytes;
+    m->input_shapes[i] = shape;
     unsigned char* data = aligned_buffer(bytes);
     /* float32 inputs small values (0.000 .. 0.999), others zeros (a valid index, a false). */
     memset(data, 0, (size_t)bytes);
@@ -97,7 +129,10 @@ static int load(const char* path, model* m) {
     }
     m->inputs[i] = data;
   }
-  for (int32_t i = 0; i < num_outputs(); ++i) m->outputs[i] = aligned_buffer(output_info(i)->bytes);
+  for (int32_t i = 0; i < num_outputs(); ++i) {
+    if (m->run != NULL) m->outputs[i] = aligned_buffer(output_info(i)->bytes);
+    m->output_shapes[i] = calloc((size_t)output_info(i)->ndim + 1, sizeof(int64_t));
+  }
   return 0;
 }
 
@@ -118,7 +153,7 @@ int main(int argc, char** argv) {
       int k = (turn + r) % count;
       model* m = &models[k];
       double times[kRunsPerRound];
-      int32_t status = m->run(m->inputs, m->outputs, m->workspace); /* warm-up, and a check */
+      int32_t status = run_model(m); /* warm-up, and a check */
       if (status != 0) {
         fprintf(stderr, "%s: the run failed with status %d (kiln_runtime.h's KILN_ERROR_*)\n",
                 argv[k + 2], status);
@@ -126,7 +161,7 @@ int main(int argc, char** argv) {
       }
       for (int j = 0; j < kRunsPerRound; ++j) {
         double start = now_ms();
-        m->run(m->inputs, m->outputs, m->workspace);
+        run_model(m);
         times[j] = now_ms() - start;
       }
       qsort(times, kRunsPerRound, sizeof(double), compare_doubles);

@@ -78,6 +78,29 @@ std::string MetadataJson(const driver::CompileResult& result, const std::string&
       json["per_sample"] = {{"batch_dim", result.lowered->sample_batch->symbol},
                             {"entry", "run_dynamic"}};
     }
+    if (result.lowered->symbolic) {
+      // Compiled over its symbols: <prefix>_run_dynamic too, each dim a number or a symbol.
+      const lower::SymbolicSignature& symbolic = *result.lowered->symbolic;
+      auto dims = [&](const std::vector<std::vector<int64_t>>& tensors) {
+        nlohmann::ordered_json all = nlohmann::ordered_json::array();
+        for (const std::vector<int64_t>& tensor : tensors) {
+          nlohmann::ordered_json one = nlohmann::ordered_json::array();
+          for (int64_t d : tensor) {
+            if (d >= 0) {
+              one.push_back(d);
+            } else {
+              one.push_back(symbolic.symbols[-1 - d]);
+            }
+          }
+          all.push_back(std::move(one));
+        }
+        return all;
+      };
+      json["symbolic"] = {{"symbols", symbolic.symbols},
+                          {"entry", "run_dynamic"},
+                          {"input_dims", dims(symbolic.input_dims)},
+                          {"output_dims", dims(symbolic.output_dims)}};
+    }
   }
   if (result.native) {
     const codegen::NativeModule& native = *result.native;

@@ -267,9 +267,12 @@ absl::StatusOr<CompileResult> CompileOnnx(std::string_view model_bytes,
   if (!options.lower) return CompileWithBudget(*module, options, std::move(budget), failure, Lap(&start));
   // A symbolic batch dim: checked on the graph as imported, then the model imported again for
   // one sample (a fresh budget: the first import's tensors are gone with it).
+  // Symbolic dims that are not such a batch (a sequence length) are compiled as they are: kernels
+  // over them read the symbols' values at run time (lower::SymbolicSignature).
   absl::StatusOr<std::optional<lower::SampleBatch>> sample_batch = lower::FindSampleBatch(*module);
-  if (!sample_batch.ok()) return Fail(CompileStage::kImport, sample_batch.status(), failure);
-  if (!*sample_batch) return CompileWithBudget(*module, options, std::move(budget), failure, Lap(&start));
+  if (!sample_batch.ok() || !*sample_batch) {
+    return CompileWithBudget(*module, options, std::move(budget), failure, Lap(&start));
+  }
   OnnxImportOptions one_sample = import;
   const auto* main = (*module)->Lookup("main").as<FunctionNode>();
   const std::vector<std::string> expected = OneSampleSignature(*main, (**sample_batch).symbol);

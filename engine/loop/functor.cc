@@ -47,7 +47,10 @@ void StmtExprVisitor::VisitBufferStore_(const BufferStoreNode* op) {
   VisitExpr(op->value);
   for (const PrimExpr& index : op->indices) VisitExpr(index);
 }
-void StmtExprVisitor::VisitAllocate_(const AllocateNode* op) { VisitStmt(op->body); }
+void StmtExprVisitor::VisitAllocate_(const AllocateNode* op) {
+  if (op->is_dynamic()) VisitExpr(op->dynamic_extent);
+  VisitStmt(op->body);
+}
 void StmtExprVisitor::VisitIfThenElse_(const IfThenElseNode* op) {
   VisitExpr(op->condition);
   VisitStmt(op->then_case);
@@ -161,9 +164,15 @@ Stmt StmtExprMutator::VisitBufferStore_(const BufferStoreNode* op, const Stmt& s
   return MakeBufferStore(op->buffer, value, std::move(indices), op->span);
 }
 Stmt StmtExprMutator::VisitAllocate_(const AllocateNode* op, const Stmt& self) {
+  if (op->is_dynamic()) {
+    PrimExpr extent = VisitExpr(op->dynamic_extent);
+    Stmt body = VisitStmt(op->body);
+    if (extent.same_as(op->dynamic_extent) && body.same_as(op->body)) return self;
+    return MakeAllocate(op->data, op->dtype, extent, op->scope, body, op->span);
+  }
   Stmt body = VisitStmt(op->body);
   if (body.same_as(op->body)) return self;
-  return MakeAllocate(op->data, op->dtype, op->extent, op->scope, body, op->span);
+  return WithAllocateBody(*op, body);
 }
 Stmt StmtExprMutator::VisitIfThenElse_(const IfThenElseNode* op, const Stmt& self) {
   PrimExpr condition = VisitExpr(op->condition);

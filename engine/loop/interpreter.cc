@@ -151,12 +151,17 @@ absl::Status CheckArgs(const PrimFuncNode& func, const std::string& name,
           arg.bytes, " bytes, which does not fit its type ", DataTypeName(arg.dtype),
           ShapeString(*arg.shape)));
     }
-    if (arg.dtype != param->dtype || num_elements != param->NumElements()) {
+    // A symbolic parameter's size is a run's (its loads and stores are checked against the
+    // argument's bytes like every other).
+    if (arg.dtype != param->dtype ||
+        (!param->is_symbolic() && num_elements != param->NumElements())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "argument ", i, " for parameter '", param->name, "' of '", name, "' is ",
           DataTypeName(arg.dtype), ShapeString(*arg.shape), " (", num_elements,
           " elements), but the parameter is ", DataTypeName(param->dtype),
-          ShapeString(param->shape), " (", param->NumElements(), " elements)"));
+          ShapeString(param->shape), " (",
+          param->is_symbolic() ? std::string("run-time") : absl::StrCat(param->NumElements()),
+          " elements)"));
     }
   }
   return absl::OkStatus();

@@ -723,6 +723,10 @@ absl::StatusOr<BufferAccess> Compiler::CompileAccess(const Buffer& buffer,
         absl::StrCat("buffer '", buffer->name, "' views storage '", buffer->data->name,
                      "', which is neither a parameter nor allocated in scope"));
   }
+  if (buffer->is_symbolic() && buffer->shape.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "buffer '", buffer->name, "' has symbolic dimensions and more than one: run FlattenBuffer"));
+  }
   std::vector<int64_t> strides = buffer->EffectiveStrides();
   if (indices.size() != strides.size()) {
     return absl::InvalidArgumentError(

@@ -236,23 +236,40 @@ class VectorStoreStmt final : public CompiledStmt {
 
 class AllocateStmt final : public CompiledStmt {
  public:
-  AllocateStmt(int slot, int64_t bytes, const CompiledStmt* body, const AllocateNode* ir)
-      : slot_(slot), bytes_(bytes), body_(body), ir_(ir) {}
+  // `extent` (elements) is evaluated when the statement runs for a dynamic allocation; static
+  // ones pass null and their byte count.
+  AllocateStmt(int slot, int64_t bytes, const CompiledExpr* extent, const CompiledStmt* body,
+               const AllocateNode* ir)
+      : slot_(slot), bytes_(bytes), dynamic_(extent != nullptr), extent_(extent), body_(body),
+        ir_(ir) {}
   void Exec(Frame& frame) const override {
     if (!frame.state->Charge(1)) return;
-    if (!frame.state->ReserveAllocation(bytes_, ir_->data->name)) return;
+    int64_t bytes = bytes_;
+    if (dynamic_) {
+      int64_t extent = extent_.Eval(frame).i;
+      if (frame.state->failed()) return;
+      if (extent < 0 || __builtin_mul_overflow(extent, DataTypeBytes(ir_->dtype), &bytes)) {
+        frame.state->Fail(absl::InvalidArgumentError(absl::StrCat(
+            "allocation '", ir_->data->name, "' of ", extent, " elements is invalid")));
+        return;
+      }
+    }
+    // Charged before it is allocated: a run-time size is checked against the budget here.
+    if (!frame.state->ReserveAllocation(bytes, ir_->data->name)) return;
     // Value-initialized: zero-filled.
-    std::unique_ptr<uint8_t[]> memory(new uint8_t[static_cast<size_t>(bytes_)]());
+    std::unique_ptr<uint8_t[]> memory(new uint8_t[static_cast<size_t>(bytes)]());
     StorageView saved = frame.storages[slot_];
-    frame.storages[slot_] = StorageView{memory.get(), bytes_};
+    frame.storages[slot_] = StorageView{memory.get(), bytes};
     body_->Exec(frame);
     frame.storages[slot_] = saved;
-    frame.state->ReleaseAllocation(bytes_);
+    frame.state->ReleaseAllocation(bytes);
   }
 
  private:
   int slot_;
   int64_t bytes_;
+  bool dynamic_;
+  Operand extent_;
   const CompiledStmt* body_;
   const AllocateNode* ir_;
 };
@@ -385,17 +402,19 @@ class CallKernelStmt final : public CompiledStmt {
     for (const Arg& arg : args_) {
       const StorageView& storage = frame.storages[arg.storage_slot];
       int64_t available = storage.bytes / arg.elem_bytes;
-      // Compile-time checks make elem_offset and num_elements non-negative.
-      if (arg.elem_offset > available || arg.num_elements > available - arg.elem_offset) {
+      // Compile-time checks make elem_offset non-negative; num_elements is -1 for a symbolic
+      // buffer: the rest of its storage, which the run sized.
+      int64_t num_elements = arg.num_elements < 0 ? available - arg.elem_offset : arg.num_elements;
+      if (arg.elem_offset > available || num_elements > available - arg.elem_offset) {
         frame.state->Fail(absl::OutOfRangeError(absl::StrCat(
             "kernel call of '", callee_->name, "': argument buffer '", arg.buffer->name,
-            "' views elements [", arg.elem_offset, ", ", arg.elem_offset + arg.num_elements,
+            "' views elements [", arg.elem_offset, ", ", arg.elem_offset + num_elements,
             ") of storage '", arg.buffer->data->name, "', which holds ", available, " ",
             DataTypeName(arg.buffer->dtype), " elements", DescribeSpan(ir_->span))));
         return;
       }
       views.push_back(StorageView{storage.data + arg.elem_offset * arg.elem_bytes,
-                                  arg.num_elements * arg.elem_bytes});
+                                  num_elements * arg.elem_bytes});
     }
     ExecuteCompiled(*callee_, views, frame.state);
   }
@@ -533,14 +552,23 @@ absl::StatusOr<const CompiledStmt*> Compiler::CompileStore(const BufferStoreNode
 
 absl::StatusOr<const CompiledStmt*> Compiler::CompileAllocate(const AllocateNode* op) {
   int64_t bytes = 0;
-  if (op->extent < 0 || __builtin_mul_overflow(op->extent, DataTypeBytes(op->dtype), &bytes)) {
+  const CompiledExpr* extent = nullptr;
+  if (op->is_dynamic()) {
+    if (op->dynamic_extent->type != kIndexType) {
+      return Invalid(op->span, absl::StrCat("the extent of allocation '", op->data->name,
+                                            "' is not an int64 scalar"));
+    }
+    KILN_ASSIGN_OR_RETURN(Compiled compiled, CompileScalar(op->dynamic_extent, "allocation extent"));
+    extent = compiled.node;
+  } else if (op->extent < 0 ||
+             __builtin_mul_overflow(op->extent, DataTypeBytes(op->dtype), &bytes)) {
     return Invalid(op->span, absl::StrCat("allocation '", op->data->name, "' of ", op->extent,
                                           " elements is invalid"));
   }
   int slot = NewStorageSlot();
   StorageScope scope(&storages_, op->data.get(), slot);
   KILN_ASSIGN_OR_RETURN(const CompiledStmt* body, CompileStmt(op->body));
-  return New<AllocateStmt>(slot, bytes, body, op);
+  return New<AllocateStmt>(slot, bytes, extent, body, op);
 }
 
 absl::StatusOr<const CompiledStmt*> Compiler::CompileIf(const IfThenElseNode* op) {
@@ -638,7 +666,16 @@ absl::StatusOr<const CompiledStmt*> Compiler::CompileCallKernel(const CallKernel
                                             "', which is neither a parameter nor allocated "
                                             "in scope"));
     }
-    if (arg->dtype != param->dtype || arg->NumElements() != param->NumElements()) {
+    const bool symbolic = arg->is_symbolic() || param->is_symbolic();
+    if (symbolic && (arg->dtype != param->dtype || arg->shape.size() != param->shape.size())) {
+      return Invalid(op->span, absl::StrCat("kernel call of '", callee_name, "': parameter '",
+                                            param->name, "' takes a ",
+                                            DataTypeName(param->dtype), " tensor of rank ",
+                                            param->shape.size(), ", the call passes '", arg->name,
+                                            "'"));
+    }
+    if (!symbolic &&
+        (arg->dtype != param->dtype || arg->NumElements() != param->NumElements())) {
       return Invalid(op->span,
                      absl::StrCat("kernel call of '", callee_name, "': parameter '", param->name,
                                   "' takes ", param->NumElements(), " ",
@@ -651,7 +688,8 @@ absl::StatusOr<const CompiledStmt*> Compiler::CompileCallKernel(const CallKernel
                                             arg->name, "' is not a dense view"));
     }
     args.push_back(CallKernelStmt::Arg{arg.get(), storage->second, arg->elem_offset,
-                                       arg->NumElements(), DataTypeBytes(arg->dtype)});
+                                       symbolic ? -1 : arg->NumElements(),
+                                       DataTypeBytes(arg->dtype)});
   }
   return New<CallKernelStmt>(callee, std::move(args), op);
 }

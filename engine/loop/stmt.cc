@@ -31,6 +31,28 @@ Stmt MakeAllocate(Var data, DataType dtype, int64_t extent, std::string scope, S
                                std::move(span)));
 }
 
+Stmt MakeAllocate(Var data, DataType dtype, PrimExpr extent, std::string scope, Stmt body,
+                  Span span) {
+  int64_t value;
+  if (AsConstInt(extent, &value)) {
+    return MakeAllocate(std::move(data), dtype, value, std::move(scope), std::move(body),
+                        std::move(span));
+  }
+  return Stmt(new AllocateNode(std::move(data), dtype, -1, std::move(scope), std::move(body),
+                               std::move(span), std::move(extent)));
+}
+
+PrimExpr AllocateNode::ExtentExpr() const { return is_dynamic() ? dynamic_extent : IntImm(extent); }
+
+Stmt WithAllocateBody(const AllocateNode& op, Stmt body) {
+  return WithAllocateStorage(op, op.data, std::move(body));
+}
+
+Stmt WithAllocateStorage(const AllocateNode& op, Var data, Stmt body) {
+  return Stmt(new AllocateNode(std::move(data), op.dtype, op.extent, op.scope, std::move(body),
+                               op.span, op.dynamic_extent));
+}
+
 Stmt MakeIfThenElse(PrimExpr condition, Stmt then_case, Stmt else_case, Span span) {
   return Stmt(new IfThenElseNode(std::move(condition), std::move(then_case), std::move(else_case),
                                  std::move(span)));

@@ -59,22 +59,31 @@ class BufferStoreNode final : public StmtNode {
 };
 
 // Allocates `extent` elements of `dtype` as storage `data` for the duration
-// of `body`. Buffers in the body view it.
+// of `body`. Buffers in the body view it. An allocation whose size only a run
+// knows (a buffer of a symbolic dimension) has extent -1 and `dynamic_extent`,
+// an index expression evaluated when the statement runs.
 class AllocateNode final : public StmtNode {
  public:
   static constexpr bool IsKind(ObjectKind k) { return k == ObjectKind::kAllocate; }
-  AllocateNode(Var data, DataType dtype, int64_t extent, std::string scope, Stmt body, Span span)
+  AllocateNode(Var data, DataType dtype, int64_t extent, std::string scope, Stmt body, Span span,
+               PrimExpr dynamic_extent = nullptr)
       : StmtNode(ObjectKind::kAllocate, std::move(span)),
         data(std::move(data)),
         dtype(dtype),
         extent(extent),
         scope(std::move(scope)),
-        body(std::move(body)) {}
+        body(std::move(body)),
+        dynamic_extent(std::move(dynamic_extent)) {}
+  bool is_dynamic() const { return dynamic_extent.defined(); }
+  // The extent as an expression, for either kind.
+  PrimExpr ExtentExpr() const;
+
   const Var data;
   const DataType dtype;
   const int64_t extent;
   const std::string scope;
   const Stmt body;
+  const PrimExpr dynamic_extent;  // null: `extent` elements
 };
 
 class IfThenElseNode final : public StmtNode {
@@ -167,6 +176,13 @@ Stmt MakeBufferStore(Buffer buffer, PrimExpr value, std::vector<PrimExpr> indice
                      Span span = nullptr);
 Stmt MakeAllocate(Var data, DataType dtype, int64_t extent, std::string scope, Stmt body,
                   Span span = nullptr);
+// An Allocate of `extent` elements, static when it is a constant, else dynamic.
+Stmt MakeAllocate(Var data, DataType dtype, PrimExpr extent, std::string scope, Stmt body,
+                  Span span = nullptr);
+// `op` around another body (every other field kept).
+Stmt WithAllocateBody(const AllocateNode& op, Stmt body);
+// `op` with other storage and body.
+Stmt WithAllocateStorage(const AllocateNode& op, Var data, Stmt body);
 Stmt MakeIfThenElse(PrimExpr condition, Stmt then_case, Stmt else_case = nullptr,
                     Span span = nullptr);
 Stmt MakeLetStmt(Var var, PrimExpr value, Stmt body, Span span = nullptr);

@@ -54,6 +54,13 @@ class BufferFlattener final : public StmtExprMutator {
   Buffer FlatView(const Buffer& buffer) {
     auto it = views_.find(buffer.get());
     if (it != views_.end()) return it->second.second;
+    if (buffer->is_symbolic()) {  // dense row-major (symbolic buffers have no strides)
+      PrimExpr extent = arith::Simplify(IntImm(buffer->elem_offset) + buffer->NumElementsExpr());
+      Buffer view = MakeSymbolicBufferView(buffer->name, buffer->data, buffer->dtype, {extent},
+                                           buffer->scope);
+      views_.emplace(buffer.get(), std::make_pair(buffer, view));
+      return view;
+    }
     // The last element the strides reach, plus one.
     int64_t extent = 1;
     std::vector<int64_t> strides = buffer->EffectiveStrides();
@@ -72,11 +79,10 @@ class BufferFlattener final : public StmtExprMutator {
 
   static PrimExpr FlatIndex(const Buffer& buffer, const std::vector<PrimExpr>& indices,
                             const Span& span) {
-    std::vector<int64_t> strides = buffer->EffectiveStrides();
+    std::vector<PrimExpr> strides = buffer->StrideExprs();
     PrimExpr flat = IntImm(buffer->elem_offset, kIndexType, span);
     for (size_t k = 0; k < indices.size(); ++k) {
-      PrimExpr term = MakeBinary(BinaryOp::kMul, indices[k], IntImm(strides[k], kIndexType, span),
-                                 span);
+      PrimExpr term = MakeBinary(BinaryOp::kMul, indices[k], strides[k], span);
       flat = MakeBinary(BinaryOp::kAdd, flat, term, span);
     }
     return arith::Simplify(flat);

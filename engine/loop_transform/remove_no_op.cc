@@ -44,7 +44,7 @@ class NoOpRemover final : public StmtExprMutator {
     Stmt body = VisitStmt(op->body);
     if (IsNoOp(body)) return NoOp(op->span);
     if (body.same_as(op->body)) return self;
-    return MakeAllocate(op->data, op->dtype, op->extent, op->scope, body, op->span);
+    return WithAllocateBody(*op, body);
   }
 
   Stmt VisitIfThenElse_(const IfThenElseNode* op, const Stmt& self) override {

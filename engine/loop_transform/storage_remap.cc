@@ -71,8 +71,7 @@ class FreshStorage final : public StorageRemapper {
  protected:
   Stmt VisitAllocate_(const AllocateNode* op, const Stmt&) override {
     Stmt body = VisitStmt(op->body);
-    return MakeAllocate(remap_.at(op->data.get()), op->dtype, op->extent, op->scope, body,
-                        op->span);
+    return WithAllocateStorage(*op, remap_.at(op->data.get()), body);
   }
 
  private:

@@ -67,7 +67,7 @@ class StoragePlanner final : public StmtExprMutator {
   static Stmt Wrap(const std::vector<const AllocateNode*>& chain, Stmt body) {
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       const AllocateNode* a = *it;
-      body = MakeAllocate(a->data, a->dtype, a->extent, a->scope, body, a->span);
+      body = WithAllocateBody(*a, body);
     }
     return body;
   }
@@ -123,8 +123,9 @@ class StoragePlanner final : public StmtExprMutator {
       Slot* reuse = nullptr;
       for (Slot& slot : slots) {
         const AllocateNode* owner = candidates[slot.members[0]].alloc;
+        // A run-time sized allocation shares with nothing (its size is not comparable).
         if (owner->dtype == cand.alloc->dtype && owner->scope == cand.alloc->scope &&
-            slot.last < cand.first) {
+            !owner->is_dynamic() && !cand.alloc->is_dynamic() && slot.last < cand.first) {
           reuse = &slot;
           break;
         }
@@ -175,8 +176,9 @@ class StoragePlanner final : public StmtExprMutator {
     Stmt body = MakeSeqStmt(std::move(new_items), seq->span);
     for (auto it = hoisted_slots.rbegin(); it != hoisted_slots.rend(); ++it) {
       const AllocateNode* owner = candidates[(*it)->members[0]].alloc;
-      body = MakeAllocate(owner->data, owner->dtype, (*it)->extent, owner->scope, body,
-                          owner->span);
+      body = owner->is_dynamic() ? WithAllocateBody(*owner, body)  // alone in its slot
+                                 : MakeAllocate(owner->data, owner->dtype, (*it)->extent,
+                                                owner->scope, body, owner->span);
     }
     return body;
   }

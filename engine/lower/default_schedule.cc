@@ -829,6 +829,8 @@ int ReaderCount(const std::vector<te::Tensor>& computes, const te::Tensor& t) {
   return count;
 }
 
+}  // namespace
+
 // The size `stage`'s body grows to once the stages it reads that are inlined are substituted
 // into it: 1 plus, per load, the loaded stage's own inlined size (1 when it is stored). A body
 // that reads a value twice doubles that value's size, so a chain of such stages (x + x, then
@@ -845,8 +847,6 @@ int64_t InlinedSize(const te::Stage& stage,
   if (stage.op->body->condition.defined()) te::RewriteLoads(stage.op->body->condition, count);
   return size;
 }
-
-}  // namespace
 
 te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
                                    const DefaultScheduleOptions& options) {

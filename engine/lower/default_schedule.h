@@ -6,6 +6,7 @@
 // schedule record shows each decision.
 #pragma once
 
+#include <unordered_map>
 #include <vector>
 
 #include "engine/te/schedule.h"
@@ -124,6 +125,12 @@ struct DefaultScheduleOptions {
   // The most vector accumulators of a register tile (MaxAccumulatorsFor the target's registers).
   int64_t max_accumulators = kMaxAccumulators;
 };
+// The size the body of `stage` grows to once the stages it reads that are inlined (sizes by
+// buffer) are substituted into it; inlining stops past kMaxInlinedSize, so a chain of stages
+// that each read a value twice cannot grow a kernel exponentially.
+int64_t InlinedSize(const te::Stage& stage,
+                    const std::unordered_map<const loop::BufferNode*, int64_t>& inlined_sizes);
+
 te::Schedule CreateDefaultSchedule(const std::vector<te::Tensor>& outputs,
                                    const DefaultScheduleOptions& options);
 

@@ -2,6 +2,7 @@
 #include "engine/lower/kernel_flops.h"
 
 #include <limits>
+#include <vector>
 
 namespace kiln::lower {
 namespace {
@@ -23,8 +24,11 @@ int64_t KernelFlops(const LoweredKernel& kernel) {
       continue;
     }
     int64_t count = 2;
-    for (const te::IterVar& axis : stage->op->axis) count = SaturatingMultiply(count, axis->extent);
-    for (const te::IterVar& axis : stage->op->body->reduce_axes) {
+    std::vector<te::IterVar> axes = stage->op->axis;
+    axes.insert(axes.end(), stage->op->body->reduce_axes.begin(),
+                stage->op->body->reduce_axes.end());
+    for (const te::IterVar& axis : axes) {
+      if (axis->is_symbolic()) return 0;  // a run decides: no static count
       count = SaturatingMultiply(count, axis->extent);
     }
     flops = count > std::numeric_limits<int64_t>::max() - flops ? std::numeric_limits<int64_t>::max()

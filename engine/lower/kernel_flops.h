@@ -10,7 +10,8 @@
 namespace kiln::lower {
 
 // 2 x (output elements x reduce extent) summed over the reduction stages of the kernel's
-// default schedule: conv2d, dense, matmul, pooling and reduce stages. Saturates at INT64_MAX.
+// default schedule: conv2d, dense, matmul, pooling and reduce stages. Saturates at INT64_MAX;
+// 0 for a kernel over a symbolic dimension (its count depends on the run).
 int64_t KernelFlops(const LoweredKernel& kernel);
 
 }  // namespace kiln::lower

@@ -22,8 +22,11 @@
 #include "engine/ir/if_scopes.h"
 #include "engine/ir/structural_equal.h"
 #include "engine/loop/functor.h"
+#include "engine/loop/arith/analyzer.h"
+#include "engine/loop/arith/expr_deep_equal.h"
 #include "engine/lower/memory_plan.h"
 #include "engine/lower/merged_spans.h"
+#include "engine/lower/symbolic_schedule.h"
 #include "engine/op/op_registry.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/identifier.h"
@@ -57,10 +60,29 @@ struct Value {
   int step = -1;      // kKernel: the step writing it
   int last_use = -1;  // the last step reading it or any view of it (roots only)
   loop::Buffer buffer;
+  // Every dim as an extent when some are symbolic (shape has -1 there); empty when static.
+  std::vector<loop::PrimExpr> dims;
+  bool symbolic() const { return !dims.empty(); }
   int64_t NumElements() const {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     return n;
+  }
+  loop::PrimExpr CountExpr() const {
+    if (!symbolic()) return loop::IntImm(NumElements());
+    loop::PrimExpr n = loop::IntImm(1);
+    for (const loop::PrimExpr& d : dims) n = n * d;
+    return loop::arith::Simplify(n);
+  }
+  // A buffer of this value's shape viewing `data` at `offset` (symbolic values: at 0).
+  loop::Buffer ViewOf(const loop::Var& data, int64_t offset = 0) const {
+    if (symbolic()) return loop::MakeSymbolicBufferView(name, data, dtype, dims);
+    return loop::MakeBufferView(name, data, dtype, shape, offset);
+  }
+  // A buffer of its own.
+  loop::Buffer OwnBuffer() const {
+    return symbolic() ? loop::MakeSymbolicBuffer(name, dtype, dims)
+                      : loop::MakeBuffer(name, dtype, shape);
   }
 };
 
@@ -92,6 +114,7 @@ struct KernelEntry {
   GlobalVar global;
   std::vector<Constant> constants;
   std::vector<Function> served;  // the structurally equal primitive functions it computes
+  bool takes_symbols = false;    // its last parameter is the symbols' values
 };
 
 // Moves a copy kernel's stores to its output (storage `from`, one axis) to `offset` + index
@@ -127,6 +150,8 @@ class MainLowering {
       : main_(main), options_(options) {}
 
   absl::StatusOr<LoweredModule> Run() {
+    CollectSymbols();
+    te::SymbolScope symbol_scope(symbols_.empty() ? nullptr : &symbols_);
     KILN_RETURN_IF_ERROR(AddInputs());
     KILN_RETURN_IF_ERROR(Walk());
     KILN_RETURN_IF_ERROR(RelowerSharedKernels());
@@ -156,25 +181,61 @@ class MainLowering {
     return name;
   }
 
+  // The symbols of main's inputs' dims, in order of first appearance: each becomes an int64
+  // variable named after it, bound in every kernel that uses it (LowerPrimitive).
+  void CollectSymbols() {
+    std::set<std::string> names;
+    for (const Var& param : main_.params) {
+      Type type = param->checked_type ? param->checked_type : param->type_annotation;
+      absl::StatusOr<std::vector<TensorLeaf>> leaves = TensorLeaves(type, /*allow_symbolic=*/true);
+      if (!leaves.ok()) continue;  // AddInputs reports it
+      for (const TensorLeaf& leaf : *leaves) {
+        for (const std::string& symbol : leaf.symbols) {
+          if (symbol.empty() || !names.insert(symbol).second) continue;
+          symbols_.emplace_back(symbol, loop::MakeVar(SanitizeIdentifier(symbol)));
+        }
+      }
+    }
+  }
+
+  // The dims of a value of `leaf`'s type (empty for static ones).
+  absl::StatusOr<std::vector<loop::PrimExpr>> DimsOf(const TensorLeaf& leaf) const {
+    // The interpreter's run of a symbolic model keeps no string arena (RunLoweredModule).
+    if (!symbols_.empty() && leaf.dtype == DataType::kString) {
+      return absl::UnimplementedError(
+          "string tensors, which need fixed input shapes (the model has dimensions known only "
+          "at run time)");
+    }
+    if (!leaf.is_symbolic()) return std::vector<loop::PrimExpr>{};
+    return LeafDims(leaf);
+  }
+
   absl::Status AddInputs() {
     for (const Var& param : main_.params) {
       Type type = param->checked_type ? param->checked_type : param->type_annotation;
-      absl::StatusOr<std::vector<TensorLeaf>> leaves = TensorLeaves(type);
-      if (!leaves.ok()) {
-        return Prefixed(NodePrefix(absl::StrCat("parameter %", param->name_hint), param->span),
-                        leaves.status());
-      }
+      absl::StatusOr<std::vector<TensorLeaf>> leaves = TensorLeaves(type, !symbols_.empty());
+      std::string prefix = NodePrefix(absl::StrCat("parameter %", param->name_hint), param->span);
+      if (!leaves.ok()) return Prefixed(prefix, leaves.status());
       std::vector<int>& ids = expr_values_[param.get()];
       for (size_t i = 0; i < leaves->size(); ++i) {
         std::string base = SanitizeIdentifier(param->name_hint);
         if (leaves->size() > 1) absl::StrAppend(&base, "_", i);
         Value value{Value::Origin::kInput, (*leaves)[i].dtype, (*leaves)[i].shape,
                     UniqueName(base)};
-        value.buffer = loop::MakeBuffer(value.name, value.dtype, value.shape);
+        absl::StatusOr<std::vector<loop::PrimExpr>> dims = DimsOf((*leaves)[i]);
+        if (!dims.ok()) return Prefixed(prefix, dims.status());
+        value.dims = *std::move(dims);
+        value.buffer = value.OwnBuffer();
         int id = NewValue(std::move(value));
         ids.push_back(id);
         inputs_.push_back(id);
       }
+    }
+    if (!symbols_.empty()) {
+      Value values{Value::Origin::kInput, DataType::kInt64,
+                   {static_cast<int64_t>(symbols_.size())}, UniqueName(kSymbolsParam)};
+      values.buffer = values.OwnBuffer();
+      symbols_value_ = NewValue(std::move(values));
     }
     return absl::OkStatus();
   }
@@ -395,6 +456,16 @@ class MainLowering {
     return entry != nullptr && entry->non_computational ? entry : nullptr;
   }
 
+  // Whether `func` is one squeeze without axes (every axis of extent 1).
+  static bool SqueezesEveryUnitAxis(const FunctionNode& func) {
+    static const OpEntry& squeeze = *OpRegistry::Global().Find("squeeze");
+    const CallNode* call = AsCallOf(func.body, squeeze);
+    if (call == nullptr) return false;
+    const AttrValue* axis = call->attrs ? call->attrs->Find("axis") : nullptr;
+    return axis == nullptr ||
+           (axis->is<AttrValue::Array>() && axis->get<AttrValue::Array>().empty());
+  }
+
   // The call of `assert` a function is made of (its params passed in order), or null.
   static const CallNode* AssertCall(const FunctionNode& func) {
     static const OpEntry& assert_op = *OpRegistry::Global().Find("assert");
@@ -464,6 +535,13 @@ class MainLowering {
                                                 "argument ", i, " is not one tensor"));
       }
       args.push_back(ids[0]);
+    }
+    for (int id : {args[0], state}) {
+      if (values_[id].symbolic()) {
+        return absl::UnimplementedError(absl::StrCat(
+            NodePrefix("write_row", expr->span),
+            "a loop state of dimensions known only at run time is not supported yet"));
+      }
     }
     // The row's and the state's elements as one axis each: the kernel copies them in order.
     auto flat = [&](int id) {
@@ -549,6 +627,7 @@ class MainLowering {
       steps_.push_back(Step{kAssertStep, {inputs[1]}, Or(expr->span), message});
     }
     Value view{Value::Origin::kView, data.dtype, data.shape, UniqueName(absl::StrCat("t", call_index))};
+    view.dims = data.dims;
     view.root = data.root;
     expr_values_[expr.get()] = {NewValue(std::move(view))};
     return absl::OkStatus();
@@ -700,7 +779,8 @@ class MainLowering {
       const std::vector<int>& ids = expr_values_.at(arg.get());
       inputs.insert(inputs.end(), ids.begin(), ids.end());
     }
-    absl::StatusOr<std::vector<TensorLeaf>> result = TensorLeaves(expr->checked_type);
+    absl::StatusOr<std::vector<TensorLeaf>> result =
+        TensorLeaves(expr->checked_type, !symbols_.empty());
 
     // The function the call runs: a fused one, or one made for a lone op.
     Function func;
@@ -736,12 +816,26 @@ class MainLowering {
       return VisitAssert(expr, *assert_call, inputs, call_index);
     }
     size_t field = 0;
-    if (ViewOp(*func, inputs.size(), &field) != nullptr && result->size() == 1) {
+    std::vector<std::vector<loop::PrimExpr>> result_dims;
+    for (const TensorLeaf& leaf : *result) {
+      absl::StatusOr<std::vector<loop::PrimExpr>> dims = DimsOf(leaf);
+      if (!dims.ok()) {
+        return Prefixed(NodePrefix(PrimitiveName(*func, call_index), expr->span), dims.status());
+      }
+      result_dims.push_back(*std::move(dims));
+    }
+    // A squeeze without axes of symbolic dims goes to its compute, which refuses it: which
+    // axes it drops would depend on the run.
+    bool squeezes_by_value = !symbols_.empty() && SqueezesEveryUnitAxis(*func);
+    if (ViewOp(*func, inputs.size(), &field) != nullptr && result->size() == 1 &&
+        !squeezes_by_value) {
       const TensorLeaf& leaf = (*result)[0];
       const Value& viewed = values_[inputs[field]];
       Value view{Value::Origin::kView, leaf.dtype, leaf.shape, ""};
+      view.dims = result_dims[0];
       view.root = viewed.root;
-      if (leaf.dtype == viewed.dtype && view.NumElements() == viewed.NumElements()) {
+      if (leaf.dtype == viewed.dtype &&
+          loop::arith::ExprDeepEqual(view.CountExpr(), viewed.CountExpr())) {
         view.name = UniqueName(absl::StrCat("t", call_index));
         expr_values_[expr.get()] = {NewValue(std::move(view))};
         return absl::OkStatus();
@@ -759,6 +853,7 @@ class MainLowering {
       if (result->size() > 1) absl::StrAppend(&base, "_", i);
       Value value{Value::Origin::kKernel, (*result)[i].dtype, (*result)[i].shape,
                   UniqueName(base)};
+      value.dims = result_dims[i];
       value.step = step_index;
       outputs.push_back(NewValue(std::move(value)));
     }
@@ -766,6 +861,7 @@ class MainLowering {
     for (const Constant& constant : kernels_[kernel].constants) {
       step.args.push_back(ConstantValue(constant));
     }
+    if (kernels_[kernel].takes_symbols) step.args.push_back(symbols_value_);
     for (int input : inputs) Use(input, step_index);
     if (kernels_[kernel].func) KILN_RETURN_IF_ERROR(CheckArgs(kernels_[kernel], step.args));
     steps_.push_back(std::move(step));
@@ -882,7 +978,9 @@ class MainLowering {
           absl::StrCat("before lowering kernel ", entry->info.name)));
     }
     KILN_ASSIGN_OR_RETURN(LoweredPrimitive lowered,
-                          LowerPrimitive(*func, entry->info.name, ScheduleOptions()));
+                          LowerPrimitive(*func, entry->info.name, ScheduleOptions(), Symbols()));
+    entry->takes_symbols = lowered.takes_symbols;
+    equalities_.insert(equalities_.end(), lowered.equalities.begin(), lowered.equalities.end());
     entry->info.schedule = std::move(lowered.schedule);
     entry->info.schedule_params = std::move(lowered.params);
     entry->func = std::move(lowered.func);
@@ -896,9 +994,13 @@ class MainLowering {
   absl::StatusOr<KernelEntry> CopyEntry(const std::string& name, const Value& like,
                                         const Span& span) const {
     te::SpanScope scope(span);
-    te::Tensor in = te::Placeholder("in", like.dtype, like.shape);
-    te::Tensor out = te::Compute(
-        "out", like.shape, {in},
+    std::vector<loop::PrimExpr> dims = like.symbolic() ? like.dims : std::vector<loop::PrimExpr>{};
+    if (!like.symbolic()) {
+      for (int64_t extent : like.shape) dims.push_back(loop::IntImm(extent));
+    }
+    te::Tensor in = te::PlaceholderOver("in", like.dtype, dims);
+    te::Tensor out = te::ComputeOver(
+        "out", dims, {in},
         [&](const std::vector<loop::Var>& i) {
           return in(std::vector<loop::PrimExpr>(i.begin(), i.end()));
         },
@@ -907,16 +1009,33 @@ class MainLowering {
     entry.info.name = name;
     entry.info.function_name = name;
     entry.info.span = span;
-    entry.info.schedule = CreateDefaultSchedule({out}, ScheduleOptions());
+    entry.info.schedule = like.symbolic() ? CreateSymbolicSchedule({out}, options_.vector_lanes)
+                                          : CreateDefaultSchedule({out}, ScheduleOptions());
     entry.info.schedule_params = {in, out};
+    te::Tensor symbol_values;
+    if (like.symbolic()) {
+      symbol_values = te::Placeholder(kSymbolsParam, DataType::kInt64,
+                                      std::vector<int64_t>{static_cast<int64_t>(symbols_.size())});
+      entry.info.schedule_params.push_back(symbol_values);
+      entry.takes_symbols = true;
+    }
     KILN_ASSIGN_OR_RETURN(entry.func,
                           te::LowerSchedule(entry.info.schedule, entry.info.schedule_params, name));
+    if (like.symbolic()) {
+      entry.func = BindSymbols(entry.func, symbols_, symbol_values.op()->buffer);
+    }
     entry.global = MakeGlobalVar(name);
     return entry;
   }
 
   absl::StatusOr<int> CopyKernel(const Value& like, const Span& span) {
-    std::string key = absl::StrCat(DataTypeName(like.dtype), ":", absl::StrJoin(like.shape, ","));
+    std::vector<std::string> dims;
+    for (size_t d = 0; d < like.shape.size(); ++d) {
+      // A symbol by its index: two dim_params may sanitize to one variable name.
+      dims.push_back(like.shape[d] >= 0 ? absl::StrCat(like.shape[d])
+                                        : absl::StrCat("$", SymbolIndex(like.dims[d])));
+    }
+    std::string key = absl::StrCat(DataTypeName(like.dtype), ":", absl::StrJoin(dims, ","));
     auto it = copy_kernels_.find(key);
     if (it != copy_kernels_.end()) return it->second;
     KILN_ASSIGN_OR_RETURN(KernelEntry entry, CopyEntry(UniqueName("copy"), like, span));
@@ -952,7 +1071,8 @@ class MainLowering {
       const Value& result = values_[results[i]];
       Value out{Value::Origin::kOutput, result.dtype, result.shape,
                 UniqueName(results.size() == 1 ? "out" : absl::StrCat("out", i))};
-      out.buffer = loop::MakeBuffer(out.name, out.dtype, out.shape);
+      out.dims = result.dims;
+      out.buffer = out.OwnBuffer();
       int out_id = NewValue(std::move(out));
       outputs_.push_back(out_id);
       int root = values_[results[i]].root;
@@ -971,7 +1091,9 @@ class MainLowering {
       KILN_ASSIGN_OR_RETURN(int kernel, CopyKernel(values_[copy.out], span));
       int step_index = static_cast<int>(steps_.size());
       Use(copy.value, step_index);
-      steps_.push_back(Step{kernel, {copy.value, copy.out}, span});
+      Step step{kernel, {copy.value, copy.out}, span};
+      if (kernels_[kernel].takes_symbols) step.args.push_back(symbols_value_);
+      steps_.push_back(std::move(step));
     }
     return absl::OkStatus();
   }
@@ -987,8 +1109,12 @@ class MainLowering {
         const Value& out = values_[bound->second.first];
         value.buffer = bound->second.second == static_cast<int>(id)
                            ? out.buffer
-                           : loop::MakeBufferView(value.name, out.buffer->data, value.dtype,
-                                                  value.shape);
+                           : value.ViewOf(out.buffer->data);
+        continue;
+      }
+      if (value.symbolic()) {  // its own buffer, which the caller allocates for the run
+        value.buffer = value.OwnBuffer();
+        dynamic_.push_back(static_cast<int>(id));
         continue;
       }
       workspace_roots[value.dtype].push_back(static_cast<int>(id));
@@ -1016,8 +1142,7 @@ class MainLowering {
     for (Value& value : values_) {
       if (value.origin != Value::Origin::kView) continue;
       const loop::Buffer& root = values_[value.root].buffer;
-      value.buffer = loop::MakeBufferView(value.name, root->data, value.dtype, value.shape,
-                                          root->elem_offset);
+      value.buffer = value.ViewOf(root->data, root->elem_offset);
     }
     return absl::OkStatus();
   }
@@ -1103,6 +1228,11 @@ class MainLowering {
       params.push_back(values_[id].buffer);
       lowered.constants.emplace_back(values_[id].buffer, data);
     }
+    if (!symbols_.empty()) {
+      KILN_ASSIGN_OR_RETURN(lowered.symbolic, Signature());
+      for (int id : dynamic_) params.push_back(values_[id].buffer);
+      params.push_back(values_[symbols_value_].buffer);
+    }
     Attrs attrs = MakeAttrs({{loop::kAttrGlobalSymbol, AttrValue("main")},
                              {"workspace_bytes", AttrValue(workspace_bytes_)}});
     loop::PrimFunc main = loop::MakePrimFunc(std::move(params), body, attrs, main_.span);
@@ -1135,7 +1265,8 @@ class MainLowering {
       }
       Function merged = MergedSpans(kernel.served);
       KILN_ASSIGN_OR_RETURN(LoweredPrimitive lowered,
-                            LowerPrimitive(*merged, kernel.info.name, ScheduleOptions()));
+                            LowerPrimitive(*merged, kernel.info.name, ScheduleOptions(),
+                                           Symbols()));
       // Main binds the constants of the first lowering: the same ones, or the calls are wrong.
       bool same_constants = lowered.constants.size() == kernel.constants.size();
       for (size_t i = 0; same_constants && i < lowered.constants.size(); ++i) {
@@ -1172,6 +1303,83 @@ class MainLowering {
     int64_t extent;
   };
 
+  const te::SymbolVars* Symbols() const { return symbols_.empty() ? nullptr : &symbols_; }
+
+  int SymbolIndex(const loop::PrimExpr& dim) const {
+    for (size_t k = 0; k < symbols_.size(); ++k) {
+      if (dim.same_as(symbols_[k].second)) return static_cast<int>(k);
+    }
+    return -1;
+  }
+
+  // How the caller binds symbols, sizes outputs and allocates the values between kernels.
+  absl::StatusOr<SymbolicSignature> Signature() const {
+    SymbolicSignature signature;
+    for (const auto& [name, var] : symbols_) signature.symbols.push_back(name);
+    auto dims_of = [&](const Value& value) {
+      std::vector<int64_t> dims = value.shape;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d] < 0) dims[d] = SymbolicSignature::SymbolDim(SymbolIndex(value.dims[d]));
+      }
+      return dims;
+    };
+    for (int id : inputs_) signature.input_dims.push_back(dims_of(values_[id]));
+    for (int id : outputs_) signature.output_dims.push_back(dims_of(values_[id]));
+    for (int id : dynamic_) {
+      const Value& value = values_[id];
+      KILN_ASSIGN_OR_RETURN(SymbolicSignature::Monomial elements, MonomialOf(value.CountExpr()));
+      signature.dynamic.push_back(SymbolicSignature::DynamicBuffer{value.dtype, elements});
+    }
+    for (const te::SymbolEquality& equality : equalities_) {
+      std::string what = absl::StrCat(SpanLabel(equality.span), ": ", ExprText(equality.left),
+                                      " must equal ", ExprText(equality.right));
+      absl::StatusOr<SymbolicSignature::Monomial> left = MonomialOf(equality.left);
+      absl::StatusOr<SymbolicSignature::Monomial> right = MonomialOf(equality.right);
+      if (!left.ok() || !right.ok()) {
+        return absl::UnimplementedError(absl::StrCat(
+            what, ": a shape assumption that is not a product of symbols and constants"));
+      }
+      signature.equalities.push_back(SymbolicSignature::Equality{*left, *right, what});
+    }
+    return signature;
+  }
+
+  // An extent as `coefficient x symbols` (products of constants and symbols only).
+  absl::StatusOr<SymbolicSignature::Monomial> MonomialOf(const loop::PrimExpr& expr) const {
+    SymbolicSignature::Monomial monomial;
+    std::vector<loop::PrimExpr> pending = {expr};
+    while (!pending.empty()) {
+      loop::PrimExpr e = pending.back();
+      pending.pop_back();
+      int64_t value;
+      if (loop::AsConstInt(e, &value)) {
+        if (value < 0 || __builtin_mul_overflow(monomial.coefficient, value, &monomial.coefficient)) {
+          return absl::InvalidArgumentError("an extent out of range");
+        }
+      } else if (int k = SymbolIndex(e); k >= 0) {
+        monomial.symbols.push_back(k);
+      } else if (const auto* mul = e.as<loop::BinaryNode>(); mul != nullptr && mul->op == loop::BinaryOp::kMul) {
+        pending.push_back(mul->a);
+        pending.push_back(mul->b);
+      } else {
+        return absl::UnimplementedError("an extent that is not a product of symbols");
+      }
+    }
+    return monomial;
+  }
+
+  // "seq", "4", "seq * 16": an extent for error messages.
+  std::string ExprText(const loop::PrimExpr& expr) const {
+    absl::StatusOr<SymbolicSignature::Monomial> monomial = MonomialOf(expr);
+    if (!monomial.ok()) return "an extent";
+    std::vector<std::string> factors;
+    if (monomial->coefficient != 1 || monomial->symbols.empty()) {
+      factors.push_back(absl::StrCat(monomial->coefficient));
+    }
+    for (int k : monomial->symbols) factors.push_back(symbols_[k].first);
+    return absl::StrJoin(factors, " * ");
+  }
+
   const FunctionNode& main_;
   DefaultScheduleOptions ScheduleOptions() const {
     return {options_.keep_schedule_record, options_.vector_lanes, options_.min_parallel_work,
@@ -1195,6 +1403,11 @@ class MainLowering {
   std::map<int, std::pair<int, int>> output_of_root_;
   std::vector<int> inputs_;
   std::vector<int> outputs_;
+  // Symbolic models: the symbols, the value holding their values, the values of run-time size.
+  te::SymbolVars symbols_;
+  std::vector<te::SymbolEquality> equalities_;
+  int symbols_value_ = -1;
+  std::vector<int> dynamic_;
   std::vector<Workspace> workspaces_;
   int64_t workspace_bytes_ = 0;
   std::set<std::string> used_names_{"main"};

@@ -59,6 +59,36 @@ struct BoundedOutput {
   int length;
 };
 
+// A model whose inputs have symbolic dims that are not a per-sample batch (a sequence length):
+// compiled once for every value of its symbols. Main then takes, after the constants, one
+// buffer per value of run-time size between kernels (`dynamic`, allocated by the caller for the
+// run) and last the symbols' values (int64, in `symbols` order), read by the kernels too.
+struct SymbolicSignature {
+  // A dim of an input or output: its static extent (>= 0), or -1 - k for symbol k.
+  static int64_t SymbolDim(int k) { return -1 - k; }
+  std::vector<std::string> symbols;
+  std::vector<std::vector<int64_t>> input_dims;
+  std::vector<std::vector<int64_t>> output_dims;
+  // `coefficient` times the value of each listed symbol (repeats multiply again).
+  struct Monomial {
+    int64_t coefficient = 1;
+    std::vector<int> symbols;
+  };
+  // A value between kernels of run-time size: `elements` of `dtype`.
+  struct DynamicBuffer {
+    DataType dtype;
+    Monomial elements;
+  };
+  std::vector<DynamicBuffer> dynamic;
+  // What the type relations assumed of the symbols (x[N, 3] + y[4, 3] typed as (4, 3): N = 4),
+  // checked when a run binds them; `what` names the graph call for the error.
+  struct Equality {
+    Monomial left, right;
+    std::string what;
+  };
+  std::vector<Equality> equalities;
+};
+
 struct LoweredModule {
   // The kernels in order of first call, then "main".
   IRModule module;
@@ -77,10 +107,14 @@ struct LoweredModule {
   std::optional<SampleBatch> sample_batch;
   // Outputs (indices among main's outputs) compiled at a static bound (none for most models).
   std::vector<BoundedOutput> bounded_outputs;
+  // Set for a model compiled over symbolic dims (see SymbolicSignature): main's params are then
+  // the inputs, outputs, constants, one per `symbolic->dynamic`, and the symbols' values.
+  std::optional<SymbolicSignature> symbolic;
 };
 
 // `optimized` must have a graph function "main" calling fused (Primitive)
-// functions, typed with static shapes: the default pipelines' output. Other
+// functions, typed with static shapes or with symbolic dims each named by a
+// symbol of main's inputs (SymbolicSignature): the default pipelines' output. Other
 // operator calls left in main are lowered as single-op kernels. Unsupported
 // input (symbolic shapes, calls of global functions, control flow, an op
 // without a compute definition) is an error naming the node and its span.

@@ -15,6 +15,9 @@
 
 namespace kiln::lower {
 
+// The name of a symbolic kernel's last parameter, the symbols' values (and of main's).
+inline constexpr char kSymbolsParam[] = "symbols";
+
 struct LoweredPrimitive {
   // Params: the inputs (one per tensor leaf of each parameter, in parameter
   // order), then the outputs (one per tuple field when the function returns a
@@ -27,13 +30,27 @@ struct LoweredPrimitive {
   // of the schedule record the same way).
   std::vector<te::Tensor> params;
   std::vector<Constant> constants;
+  // Its last parameter is the symbols' values (a kernel over symbolic dims).
+  bool takes_symbols = false;
+  // What its compute definitions assumed of the symbols (te::SymbolScope::RequireEqual).
+  std::vector<te::SymbolEquality> equalities;
 };
+
+// `func` (lowered over `symbols`) with each symbol's variable bound, first thing, from `values`
+// (element k holds symbol k).
+loop::PrimFunc BindSymbols(const loop::PrimFunc& func, const te::SymbolVars& symbols,
+                           const loop::Buffer& values);
 
 // The kernel name of a primitive function: its `name` attribute (LabelOps),
 // else `fused_<index>`.
 std::string PrimitiveName(const FunctionNode& func, int index);
 
+// `symbols`: the model's symbolic dimensions, when it has any. A kernel whose tensors have
+// symbolic dims is scheduled by CreateSymbolicSchedule and takes one more parameter after the
+// others, an int64 buffer holding the symbols' values in order; its body binds each symbol's
+// variable from it first.
 absl::StatusOr<LoweredPrimitive> LowerPrimitive(const FunctionNode& func, const std::string& name,
-                                                const DefaultScheduleOptions& schedule_options);
+                                                const DefaultScheduleOptions& schedule_options,
+                                                const te::SymbolVars* symbols = nullptr);
 
 }  // namespace kiln::lower

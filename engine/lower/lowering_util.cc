@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/ir/expr_walk.h"
+#include "engine/te/tensor.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::lower {
@@ -29,21 +30,24 @@ absl::Status Prefixed(const std::string& prefix, const absl::Status& status) {
 
 namespace {
 
-absl::Status AppendLeaves(const Type& type, std::vector<TensorLeaf>* leaves) {
+absl::Status AppendLeaves(const Type& type, bool allow_symbolic, std::vector<TensorLeaf>* leaves) {
   if (!type) return absl::InvalidArgumentError("the value has no type (run InferType first)");
   if (const auto* tensor = type.as<TensorTypeNode>()) {
-    TensorLeaf leaf{tensor->dtype, {}};
+    TensorLeaf leaf{tensor->dtype, {}, {}};
     for (const Dim& dim : tensor->shape) {
-      if (!dim.is_static()) {
+      if (!dim.is_static() && !allow_symbolic) {
         return absl::UnimplementedError("symbolic shapes are not supported");
       }
-      leaf.shape.push_back(dim.value);
+      leaf.shape.push_back(dim.is_static() ? dim.value : -1);
+      leaf.symbols.push_back(dim.is_static() ? "" : dim.symbol);
     }
     leaves->push_back(std::move(leaf));
     return absl::OkStatus();
   }
   if (const auto* tuple = type.as<TupleTypeNode>()) {
-    for (const Type& field : tuple->fields) KILN_RETURN_IF_ERROR(AppendLeaves(field, leaves));
+    for (const Type& field : tuple->fields) {
+      KILN_RETURN_IF_ERROR(AppendLeaves(field, allow_symbolic, leaves));
+    }
     return absl::OkStatus();
   }
   return absl::UnimplementedError("function-typed values are not supported");
@@ -51,10 +55,29 @@ absl::Status AppendLeaves(const Type& type, std::vector<TensorLeaf>* leaves) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<TensorLeaf>> TensorLeaves(const Type& type) {
+absl::StatusOr<std::vector<TensorLeaf>> TensorLeaves(const Type& type, bool allow_symbolic) {
   std::vector<TensorLeaf> leaves;
-  KILN_RETURN_IF_ERROR(AppendLeaves(type, &leaves));
+  KILN_RETURN_IF_ERROR(AppendLeaves(type, allow_symbolic, &leaves));
   return leaves;
+}
+
+absl::StatusOr<std::vector<loop::PrimExpr>> LeafDims(const TensorLeaf& leaf) {
+  std::vector<loop::PrimExpr> dims;
+  for (size_t d = 0; d < leaf.shape.size(); ++d) {
+    if (leaf.shape[d] >= 0) {
+      dims.push_back(loop::IntImm(leaf.shape[d]));
+      continue;
+    }
+    loop::Var var = leaf.symbols[d].empty() ? loop::Var() : te::SymbolScope::Lookup(leaf.symbols[d]);
+    if (!var.defined()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "dimension ", d, " is symbolic but not a symbol of the model's inputs (",
+          leaf.symbols[d].empty() ? "unnamed" : leaf.symbols[d],
+          "); code generation needs each dimension to be a constant or an input's symbol"));
+    }
+    dims.push_back(var);
+  }
+  return dims;
 }
 
 int LeafCount(const Type& type) {

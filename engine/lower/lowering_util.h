@@ -4,6 +4,7 @@
 // iterative post-order walk of a function body's dataflow graph.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "engine/ir/expr.h"
 #include "engine/ir/span.h"
 #include "engine/ir/type.h"
+#include "engine/loop/expr.h"
 
 namespace kiln::lower {
 
@@ -27,13 +29,20 @@ absl::Status Prefixed(const std::string& prefix, const absl::Status& status);
 
 struct TensorLeaf {
   DataType dtype;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;  // -1 for a symbolic dim (allowed only when asked for)
+  std::vector<std::string> symbols;  // per dim: its symbol's name, "" for a static dim
+  bool is_symbolic() const { return std::find(shape.begin(), shape.end(), -1) != shape.end(); }
 };
 
 // The tensors of a value of `type`, tuples flattened depth first. A missing
-// type, a function type or a symbolic dimension is an error (Kiln lowers
-// static shapes only).
-absl::StatusOr<std::vector<TensorLeaf>> TensorLeaves(const Type& type);
+// type or a function type is an error, and so is a symbolic dimension unless
+// `allow_symbolic` (where the caller lowers dimensions known only at run time).
+absl::StatusOr<std::vector<TensorLeaf>> TensorLeaves(const Type& type, bool allow_symbolic = false);
+
+// The extents of `leaf`'s dims: constants, and for each symbolic dim the variable of its
+// symbol in the open te::SymbolScope (an Unimplemented error when the dim is unnamed or names
+// no symbol of the model's inputs).
+absl::StatusOr<std::vector<loop::PrimExpr>> LeafDims(const TensorLeaf& leaf);
 
 // How many tensors a value of `type` flattens to (0 for a missing type).
 int LeafCount(const Type& type);

@@ -11,6 +11,7 @@
 #include "engine/ir/dtype_dispatch.h"
 #include "engine/lower/lowering_util.h"
 #include "engine/op/op_registry.h"
+#include "engine/op/type_relations.h"
 #include "engine/support/status_macros.h"
 
 namespace kiln::lower {
@@ -46,7 +47,7 @@ std::vector<loop::PrimExpr> AsIndices(const std::vector<loop::Var>& vars) {
 // out = in, element by element: gives a result that is a parameter (or
 // repeats) its own stage, so the kernel writes every output buffer.
 te::Tensor CopyOf(const te::Tensor& tensor, std::string name) {
-  return te::Compute(std::move(name), tensor.shape(), {tensor},
+  return te::ComputeOver(std::move(name), tensor.dims(), {tensor},
                      [&](const std::vector<loop::Var>& i) { return tensor(AsIndices(i)); },
                      "elemwise");
 }
@@ -56,7 +57,7 @@ class ComputeBuilder {
   absl::StatusOr<PrimitiveCompute> Build(const FunctionNode& func) {
     for (const Var& param : func.params) {
       Type type = param->checked_type ? param->checked_type : param->type_annotation;
-      absl::StatusOr<std::vector<TensorLeaf>> leaves = TensorLeaves(type);
+      absl::StatusOr<std::vector<TensorLeaf>> leaves = TensorLeaves(type, /*allow_symbolic=*/true);
       if (!leaves.ok()) {
         return Prefixed(NodePrefix(absl::StrCat("parameter %", param->name_hint), param->span),
                         leaves.status());
@@ -66,7 +67,12 @@ class ComputeBuilder {
       for (size_t i = 0; i < leaves->size(); ++i) {
         std::string name = leaves->size() == 1 ? param->name_hint
                                                 : absl::StrCat(param->name_hint, "_", i);
-        te::Tensor placeholder = te::Placeholder(name, (*leaves)[i].dtype, (*leaves)[i].shape);
+        absl::StatusOr<std::vector<loop::PrimExpr>> dims = LeafDims((*leaves)[i]);
+        if (!dims.ok()) {
+          return Prefixed(NodePrefix(absl::StrCat("parameter %", param->name_hint), param->span),
+                          dims.status());
+        }
+        te::Tensor placeholder = te::PlaceholderOver(name, (*leaves)[i].dtype, *std::move(dims));
         tensors.push_back(placeholder);
         result_.inputs.push_back(placeholder);
       }
@@ -176,14 +182,24 @@ class ComputeBuilder {
     if (!entry->compute) {
       return absl::UnimplementedError(absl::StrCat(prefix, "the operator has no compute definition"));
     }
-    absl::StatusOr<std::vector<TensorLeaf>> result_leaves = TensorLeaves(expr->checked_type);
+    absl::StatusOr<std::vector<TensorLeaf>> result_leaves =
+        TensorLeaves(expr->checked_type, /*allow_symbolic=*/true);
     if (!result_leaves.ok()) {
       return Prefixed(prefix, result_leaves.status());
     }
     std::vector<te::Tensor> inputs;
+    bool symbolic = false;
     for (const Expr& arg : call.args) {
       const std::vector<te::Tensor>& tensors = values_.at(arg.get());
       inputs.insert(inputs.end(), tensors.begin(), tensors.end());
+      for (const te::Tensor& tensor : tensors) symbolic |= tensor.is_symbolic();
+    }
+    for (const TensorLeaf& leaf : *result_leaves) symbolic |= leaf.is_symbolic();
+    // Compute definitions not written over dims() would read a symbolic dim's -1 as an extent.
+    if (symbolic && !entry->symbolic_compute) {
+      return absl::UnimplementedError(absl::StrCat(
+          prefix, "this operator does not yet support dimensions known only at run time (",
+          TypeToString(expr->checked_type), "); give the inputs static shapes"));
     }
     absl::StatusOr<Attrs> attrs = NormalizeAttrs(*entry, call.attrs);
     if (!attrs.ok()) return Prefixed(prefix, attrs.status());
@@ -205,7 +221,13 @@ class ComputeBuilder {
     }
     for (size_t i = 0; i < outputs->size(); ++i) {
       const te::Tensor& tensor = (*outputs)[i];
-      if (tensor.shape() != (*result_leaves)[i].shape ||
+      bool symbols_match = true;
+      for (size_t d = 0; d < (*result_leaves)[i].symbols.size() && tensor.is_symbolic(); ++d) {
+        const std::string& symbol = (*result_leaves)[i].symbols[d];
+        loop::Var var = symbol.empty() ? loop::Var() : te::SymbolScope::Lookup(symbol);
+        symbols_match &= symbol.empty() || tensor.dim(static_cast<int>(d)).same_as(var);
+      }
+      if (tensor.shape() != (*result_leaves)[i].shape || !symbols_match ||
           tensor.dtype() != (*result_leaves)[i].dtype) {
         return absl::InternalError(absl::StrCat(prefix, "result ", i,
                                                 " of the compute does not match the call's type"));

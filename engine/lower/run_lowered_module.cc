@@ -2,6 +2,7 @@
 #include "engine/lower/run_lowered_module.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -151,6 +152,123 @@ absl::Status RunPerSample(const LoweredModule& lowered, const std::vector<loop::
   return absl::OkStatus();
 }
 
+// "float32[1, S, 16]": a tensor of `dims` (SymbolicSignature's encoding).
+std::string SignatureString(const SymbolicSignature& signature, DataType dtype,
+                            const std::vector<int64_t>& dims) {
+  std::vector<std::string> parts;
+  for (int64_t d : dims) {
+    parts.push_back(d >= 0 ? absl::StrCat(d) : signature.symbols[-1 - d]);
+  }
+  return absl::StrCat(DataTypeName(dtype), "[", absl::StrJoin(parts, ", "), "]");
+}
+
+// `coefficient` x the values of `symbols` x `element_bytes`, or nullopt past INT64_MAX.
+std::optional<int64_t> BytesOf(int64_t coefficient, const std::vector<int>& symbols,
+                               const std::vector<int64_t>& values, int64_t element_bytes) {
+  int64_t bytes = element_bytes;
+  if (__builtin_mul_overflow(bytes, coefficient, &bytes)) return std::nullopt;
+  for (int k : symbols) {
+    if (__builtin_mul_overflow(bytes, values[k], &bytes)) return std::nullopt;
+  }
+  return bytes;
+}
+
+// A model over symbolic dims (SymbolicSignature): the symbols bound from the inputs' shapes, the
+// outputs and the values between kernels allocated at their sizes for this run (charged to the
+// interpreter's allocation limit first), then main.
+absl::Status RunSymbolic(const LoweredModule& lowered, const std::vector<loop::HostTensor*>& inputs,
+                         const std::vector<loop::HostTensor*>& outputs,
+                         const loop::InterpreterOptions& options) {
+  const loop::PrimFuncNode* main = Main(lowered);
+  const SymbolicSignature& signature = *lowered.symbolic;
+  std::vector<int64_t> values(signature.symbols.size(), -1);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const loop::Buffer& buffer = main->param_buffer(i);
+    const std::vector<int64_t>& want = signature.input_dims[i];
+    const std::vector<int64_t>& shape = inputs[i]->shape;
+    bool fits = inputs[i]->dtype == buffer->dtype && shape.size() == want.size();
+    for (size_t d = 0; fits && d < shape.size(); ++d) {
+      if (want[d] >= 0) {
+        fits = shape[d] == want[d];
+        continue;
+      }
+      int64_t& value = values[-1 - want[d]];
+      fits = shape[d] >= 0 && shape[d] <= KILN_MAX_SYMBOL_VALUE && (value < 0 || value == shape[d]);
+      value = shape[d];
+    }
+    if (!fits) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", buffer->name, ": the model wants ",
+          SignatureString(signature, buffer->dtype, want),
+          " (each symbol the same in every input, at most ", KILN_MAX_SYMBOL_VALUE, "), got ",
+          DataTypeName(inputs[i]->dtype), "[",
+          absl::StrJoin(shape, ", "), "]"));
+    }
+  }
+  for (const SymbolicSignature::Equality& equality : signature.equalities) {
+    std::optional<int64_t> left =
+        BytesOf(equality.left.coefficient, equality.left.symbols, values, 1);
+    std::optional<int64_t> right =
+        BytesOf(equality.right.coefficient, equality.right.symbols, values, 1);
+    if (!left || !right || *left != *right) {
+      std::vector<std::string> bound;
+      for (size_t k = 0; k < values.size(); ++k) {
+        bound.push_back(absl::StrCat(signature.symbols[k], " = ", values[k]));
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the inputs' shapes (", absl::StrJoin(bound, ", "),
+          ") break what the model's types assume at ", equality.what));
+    }
+  }
+  int64_t total = 0;
+  auto charge = [&](std::optional<int64_t> bytes, const std::string& what) -> absl::Status {
+    if (!bytes || __builtin_add_overflow(total, *bytes, &total) ||
+        total > options.max_allocation_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          what, " of this run does not fit the interpreter's ", options.max_allocation_bytes,
+          " bytes of storage"));
+    }
+    return absl::OkStatus();
+  };
+  std::vector<std::vector<int64_t>> output_shapes;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const loop::Buffer& buffer = main->param_buffer(inputs.size() + o);
+    std::vector<int64_t> shape;
+    std::optional<int64_t> bytes = DataTypeBytes(buffer->dtype);
+    for (int64_t d : signature.output_dims[o]) {
+      shape.push_back(d >= 0 ? d : values[-1 - d]);
+      if (bytes) bytes = BytesOf(*bytes, {}, values, shape.back());
+    }
+    KILN_RETURN_IF_ERROR(charge(bytes, absl::StrCat("output ", buffer->name)));
+    output_shapes.push_back(std::move(shape));
+  }
+  std::vector<loop::HostTensor> dynamic;
+  for (const SymbolicSignature::DynamicBuffer& buffer : signature.dynamic) {
+    std::optional<int64_t> bytes = BytesOf(buffer.elements.coefficient, buffer.elements.symbols,
+                                           values, DataTypeBytes(buffer.dtype));
+    KILN_RETURN_IF_ERROR(charge(bytes, "a value between kernels"));
+    dynamic.push_back(loop::HostTensor::Zeros(buffer.dtype, {*bytes / DataTypeBytes(buffer.dtype)}));
+  }
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    *outputs[o] = loop::HostTensor::Zeros(main->param_buffer(inputs.size() + o)->dtype,
+                                          output_shapes[o]);
+  }
+  loop::HostTensor symbols = loop::HostTensor::Zeros(DataType::kInt64,
+                                                     {static_cast<int64_t>(values.size())});
+  std::memcpy(symbols.bytes.data(), values.data(), values.size() * sizeof(int64_t));
+  std::vector<loop::HostTensor> constants;
+  constants.reserve(lowered.constants.size());
+  for (const auto& [buffer, data] : lowered.constants) {
+    constants.push_back(loop::HostTensor::FromTensorData(data));
+  }
+  std::vector<loop::HostTensor*> args(inputs.begin(), inputs.end());
+  args.insert(args.end(), outputs.begin(), outputs.end());
+  for (loop::HostTensor& constant : constants) args.push_back(&constant);
+  for (loop::HostTensor& value : dynamic) args.push_back(&value);
+  args.push_back(&symbols);
+  return loop::RunModuleFunction(lowered.module, "main", args, options);
+}
+
 }  // namespace
 
 absl::Status RunLoweredModule(const LoweredModule& lowered,
@@ -166,6 +284,7 @@ absl::Status RunLoweredModule(const LoweredModule& lowered,
                      " outputs, got ", inputs.size(), " and ", outputs.size()));
   }
   if (lowered.sample_batch) return RunPerSample(lowered, inputs, outputs, options);
+  if (lowered.symbolic) return RunSymbolic(lowered, inputs, outputs, options);
   return RunMain(lowered, inputs, outputs, options);
 }
 
@@ -178,7 +297,10 @@ std::vector<loop::HostTensor> ZeroParams(const LoweredModule& lowered, int first
   if (main == nullptr) return tensors;
   for (int i = first; i < first + count; ++i) {
     const loop::Buffer& param = main->param_buffer(i);
-    tensors.push_back(loop::HostTensor::Zeros(param->dtype, param->shape));
+    // A symbolic model's tensors: each symbol 1 until a run's inputs say otherwise.
+    std::vector<int64_t> shape = param->shape;
+    for (int64_t& d : shape) d = d < 0 ? 1 : d;
+    tensors.push_back(loop::HostTensor::Zeros(param->dtype, shape));
   }
   return tensors;
 }

@@ -85,6 +85,11 @@ void OpRegistry::SetCompute(std::string_view name, ComputeDefinition compute) {
   it->second.compute = std::move(compute);
 }
 
+void OpRegistry::SetSymbolicCompute(std::string_view name, ComputeDefinition compute) {
+  SetCompute(name, std::move(compute));
+  entries_.find(name)->second.symbolic_compute = true;
+}
+
 std::vector<const OpEntry*> OpRegistry::List() const {
   std::vector<const OpEntry*> out;
   out.reserve(entries_.size());

@@ -109,6 +109,9 @@ struct OpEntry {
   // interpreter and code generation alike. Null only for ops with no data
   // semantics of their own (device annotations).
   ComputeDefinition compute;
+  // The compute definition is written over te::Tensor::dims(), so it may be given tensors with
+  // symbolic dimensions (SetSymbolicCompute); others are only given static tensors.
+  bool symbolic_compute = false;
   ScaleAxisRule scale_axis = ScaleAxisRule::kNone;
   // This op's handle, GetOp(name), set by OpRegistry::Register.
   Op op;
@@ -150,6 +153,8 @@ class OpRegistry {
   const OpEntry* FindCallee(const Expr& callee) const;
   // Attaches the compute definition of an already registered op (CHECK).
   void SetCompute(std::string_view name, ComputeDefinition compute);
+  // SetCompute of a definition that handles symbolic dimensions (OpEntry::symbolic_compute).
+  void SetSymbolicCompute(std::string_view name, ComputeDefinition compute);
   // In name order (deterministic listings).
   std::vector<const OpEntry*> List() const;
 

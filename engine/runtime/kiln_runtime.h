@@ -34,7 +34,17 @@
  * sets outputs[i] to a buffer from kiln_rt_alloc, which the caller releases with kiln_rt_free,
  * and writes its dimensions to output_shapes[i] (ndim of them, room the caller provides). The
  * workspace is P_workspace_size() bytes whatever the batch: the samples run one after another.
- * On an error no output is allocated. Static models' ABI does not change. */
+ * On an error no output is allocated. Static models' ABI does not change.
+ *
+ * Models with other dimensions known only at run time (an ONNX dim_param such as a sequence
+ * length, anywhere in the inputs' shapes; Kiln compiles their kernels over the dimension's
+ * value) export the same P_run_dynamic and no P_run: each symbol takes its value from the
+ * inputs that have it (all must agree), the outputs' shapes follow, and the values between
+ * kernels whose size depends on a symbol are allocated for the run (kiln_rt_alloc) besides the
+ * workspace, whose P_workspace_size() bytes hold the rest. kiln_tensor_info has -1 for those
+ * dims (and -1 bytes). A symbol's value is at most KILN_MAX_SYMBOL_VALUE (a larger one is
+ * KILN_ERROR_SHAPE_MISMATCH): loops over it stay bounded even when another dim makes its
+ * tensors empty. */
 #ifndef KILN_RUNTIME_H_
 #define KILN_RUNTIME_H_
 
@@ -46,6 +56,7 @@ extern "C" {
 #endif
 
 #define KILN_ALIGNMENT 64
+#define KILN_MAX_SYMBOL_VALUE 2147483647
 
 enum kiln_status {
   KILN_OK = 0,
@@ -114,6 +125,38 @@ typedef struct kiln_sample_plan {
 int32_t kiln_rt_run_per_sample(const kiln_sample_plan* plan, void* const* inputs,
                                const int64_t* const* input_shapes, void** outputs,
                                int64_t* const* output_shapes, void* workspace);
+
+/* A model compiled over symbolic dims (see P_run_dynamic above), which P_run_dynamic hands to
+ * kiln_rt_run_symbolic. Per input and output, `*_dims` holds its ndim dims (the info tables'
+ * order, concatenated): a static extent, or -1 - k for symbol k. A value between kernels of
+ * run-time size holds dynamic_coefficients[j] elements of kiln_dtype dynamic_dtypes[j] times
+ * the value of each of its dynamic_symbol_counts[j] symbols (listed in dynamic_symbols, all the
+ * values' lists concatenated). Equality j holds when its two products (2j and 2j + 1 in the
+ * equality_* arrays, encoded alike) agree: what the model's types assumed of the symbols; a run
+ * that breaks one is KILN_ERROR_SHAPE_MISMATCH. `run` takes the outputs array followed by the
+ * dynamic buffers and then a pointer to the symbols' values (int64_t[num_symbols]). */
+typedef struct kiln_symbolic_plan {
+  int32_t num_inputs;
+  int32_t num_outputs;
+  int32_t num_symbols;
+  int32_t num_dynamic;
+  const kiln_tensor_info* inputs;
+  const kiln_tensor_info* outputs;
+  const int64_t* input_dims;
+  const int64_t* output_dims;
+  const int32_t* dynamic_dtypes;
+  const int64_t* dynamic_coefficients;
+  const int32_t* dynamic_symbol_counts;
+  const int32_t* dynamic_symbols;
+  int32_t num_equalities;
+  const int64_t* equality_coefficients;
+  const int32_t* equality_symbol_counts;
+  const int32_t* equality_symbols;
+  int32_t (*run)(void* const* inputs, void* const* outputs, void* workspace);
+} kiln_symbolic_plan;
+int32_t kiln_rt_run_symbolic(const kiln_symbolic_plan* plan, void* const* inputs,
+                             const int64_t* const* input_shapes, void** outputs,
+                             int64_t* const* output_shapes, void* workspace);
 
 /* Kernel profiles. Every model exports `int32_t P_num_kernels(void)` and
  * `const char* P_kernel_name(int32_t)` (NULL when out of range); one compiled with kernel

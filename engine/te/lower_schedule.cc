@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/loop/arith/analyzer.h"
+#include "engine/loop/arith/expr_deep_equal.h"
 #include "engine/loop/functor.h"
 #include "engine/support/status_macros.h"
 #include "engine/te/bound.h"
@@ -43,8 +44,9 @@ struct StagePlan {
   // Layout. Dimension d of the output is computed over
   // [region_min[d], region_min[d] + region_extent[d]).
   std::vector<PrimExpr> region_min;
-  std::vector<int64_t> region_extent;
-  std::unordered_map<const IterVarNode*, int64_t> extents;  // lookup only
+  std::vector<PrimExpr> region_extent;  // constants, or symbolic dimensions computed whole
+  // Loop extents: constants, except loops over symbolic dimensions (never split or fused).
+  std::unordered_map<const IterVarNode*, PrimExpr> extents;  // lookup only
   Buffer storage;  // the op's buffer, or a region buffer for compute_at
   bool region_buffer = false;
   std::vector<PrimExpr> store_indices;
@@ -55,6 +57,16 @@ struct StagePlan {
 };
 
 PrimExpr Index(int64_t value) { return loop::IntImm(value); }
+
+// A loop over a symbolic dimension ranges over [0, this) as far as region bounds go: reads it
+// moves are a whole dimension (no static region holds them).
+constexpr int64_t kUnboundedExtent = int64_t{1} << 40;
+
+// The value of a static extent; -1 for a symbolic one.
+int64_t StaticExtent(const PrimExpr& extent) {
+  int64_t value;
+  return loop::AsConstInt(extent, &value) ? value : -1;
+}
 
 bool IsZero(const PrimExpr& expr) {
   int64_t value;
@@ -116,8 +128,8 @@ class ScheduleLowerer {
       const StagePlan& plan = plans_[s];
       if (!plan.emitted || plan.is_param || stages_[s]->attach != AttachKind::kRoot) continue;
       const Buffer& buffer = plan.storage;
-      body = loop::MakeAllocate(buffer->data, buffer->dtype, buffer->NumElements(), buffer->scope,
-                                body, plan.span);
+      body = loop::MakeAllocate(buffer->data, buffer->dtype, buffer->NumElementsExpr(),
+                                buffer->scope, body, plan.span);
     }
     return loop::MakePrimFunc(std::move(param_buffers), body,
                               MakeAttrs({{loop::kAttrGlobalSymbol, name}}), function_span);
@@ -286,7 +298,8 @@ class ScheduleLowerer {
       first = std::find(leaves.begin(), leaves.end(), stages_[s]->attach_axis) - leaves.begin() + 1;
     }
     for (size_t l = first; l < leaves.size(); ++l) {
-      int64_t extent = plan.extents.at(leaves[l].get());
+      int64_t extent = StaticExtent(plan.extents.at(leaves[l].get()));
+      if (extent < 0) extent = kUnboundedExtent;
       if (extent > 0) (*relaxed)[leaves[l]->var.get()] = Interval{0, extent - 1};
     }
     const Buffer& buffer = stages_[s]->buffer();
@@ -304,7 +317,8 @@ class ScheduleLowerer {
     RelaxedVars relaxed;
     std::vector<const loop::BufferLoadNode*> loads;
     for (int reader : plan.readers) CollectRegionReads(s, reader, &loads, &relaxed);
-    const std::vector<int64_t>& shape = stage.buffer()->shape;
+    const Buffer& buffer = stage.buffer();
+    const std::vector<int64_t>& shape = buffer->shape;
     for (size_t d = 0; d < shape.size(); ++d) {
       std::optional<SymbolicRange> range;
       bool bounded = true;
@@ -318,12 +332,14 @@ class ScheduleLowerer {
         }
         range = read;
       }
-      if (!bounded || !range || range->extent >= shape[d]) {
+      bool whole = !bounded || !range || range->extent >= kUnboundedExtent / 2 ||
+                   (shape[d] >= 0 && range->extent >= shape[d]);
+      if (whole) {
         plan.region_min.push_back(Index(0));
-        plan.region_extent.push_back(shape[d]);
+        plan.region_extent.push_back(buffer->Extent(d));
       } else {
         plan.region_min.push_back(range->min);
-        plan.region_extent.push_back(range->extent);
+        plan.region_extent.push_back(Index(range->extent));
       }
     }
   }
@@ -337,9 +353,9 @@ class ScheduleLowerer {
       PlanRegion(s);
       plan.region_buffer = true;
       plan.storage =
-          loop::MakeBuffer(buffer->name, buffer->dtype, plan.region_extent, buffer->scope);
+          loop::MakeSymbolicBuffer(buffer->name, buffer->dtype, plan.region_extent, buffer->scope);
     } else {
-      for (int64_t extent : buffer->shape) {
+      for (const PrimExpr& extent : buffer->ShapeExprs()) {
         plan.region_min.push_back(Index(0));
         plan.region_extent.push_back(extent);
       }
@@ -349,23 +365,31 @@ class ScheduleLowerer {
     // Extents flow down from the root axes through the relations.
     auto& extents = plan.extents;
     for (size_t d = 0; d < op.axis.size(); ++d) extents[op.axis[d].get()] = plan.region_extent[d];
-    for (const IterVar& axis : op.body->reduce_axes) extents[axis.get()] = axis->extent;
+    for (const IterVar& axis : op.body->reduce_axes) extents[axis.get()] = axis->ExtentExpr();
+    // Splits and fuses are of static loops (Schedule refuses symbolic ones), but a region over
+    // a symbolic dimension makes its loop symbolic: the relation is then refused here.
+    auto static_extent = [&](const IterVar& axis) {
+      int64_t value = StaticExtent(extents.at(axis.get()));
+      KILN_CHECK(value >= 0) << "a split or fuse of " << internal::AxisName(axis) << " of "
+                             << stage.name() << ", whose extent is known only at run time";
+      return value;
+    };
     std::vector<int64_t> multipliers(stage.relations.size(), 0);
     std::vector<bool> overshoots(stage.relations.size(), false);
     for (size_t r = 0; r < stage.relations.size(); ++r) {
       const IterVarRelation& rel = stage.relations[r];
       if (rel.kind == IterVarRelation::Kind::kFuse) {
-        extents[rel.parent.get()] = extents.at(rel.outer.get()) * extents.at(rel.inner.get());
+        extents[rel.parent.get()] = Index(static_extent(rel.outer) * static_extent(rel.inner));
         continue;
       }
-      int64_t extent = extents.at(rel.parent.get());
+      int64_t extent = static_extent(rel.parent);
       int64_t multiplier = rel.factor > 0 ? rel.factor : (extent + rel.nparts - 1) / rel.nparts;
       multiplier = std::max<int64_t>(multiplier, 1);
       int64_t outer = (extent + multiplier - 1) / multiplier;
       if (rel.nparts > 0) outer = std::min(outer, rel.nparts);
       int64_t inner = std::min(multiplier, extent);
-      extents[rel.outer.get()] = outer;
-      extents[rel.inner.get()] = inner;
+      extents[rel.outer.get()] = Index(outer);
+      extents[rel.inner.get()] = Index(inner);
       multipliers[r] = multiplier;
       overshoots[r] = outer > 0 && (outer - 1) * multiplier + inner > extent;
     }
@@ -375,23 +399,24 @@ class ScheduleLowerer {
     std::vector<PrimExpr> split_guards(stage.relations.size());
     for (const IterVar& leaf : stage.leaf_iter_vars) {
       values[leaf.get()] = leaf->var;
-      int64_t extent = extents.at(leaf.get());
+      int64_t extent = StaticExtent(extents.at(leaf.get()));
       if (extent > 0) analyzer_.Bind(leaf->var, 0, extent);
+      if (extent < 0) symbolic_loops_[leaf->var.get()] = extents.at(leaf.get());
     }
     for (size_t r = stage.relations.size(); r-- > 0;) {
       const IterVarRelation& rel = stage.relations[r];
       if (rel.kind == IterVarRelation::Kind::kSplit) {
         const PrimExpr& outer = values.at(rel.outer.get());
         const PrimExpr& inner = values.at(rel.inner.get());
-        PrimExpr value = extents.at(rel.outer.get()) == 1   ? inner
-                         : extents.at(rel.inner.get()) == 1 ? outer * multipliers[r]
-                                                            : outer * multipliers[r] + inner;
+        PrimExpr value = static_extent(rel.outer) == 1   ? inner
+                         : static_extent(rel.inner) == 1 ? outer * multipliers[r]
+                                                         : outer * multipliers[r] + inner;
         values[rel.parent.get()] = value;
-        if (overshoots[r]) split_guards[r] = value < Index(extents.at(rel.parent.get()));
+        if (overshoots[r]) split_guards[r] = value < extents.at(rel.parent.get());
       } else {
         const PrimExpr& fused = values.at(rel.parent.get());
-        int64_t inner_extent = extents.at(rel.inner.get());
-        int64_t outer_extent = extents.at(rel.outer.get());
+        int64_t inner_extent = static_extent(rel.inner);
+        int64_t outer_extent = static_extent(rel.outer);
         values[rel.outer.get()] = inner_extent == 1   ? fused
                                   : outer_extent == 1 ? Index(0)
                                                       : loop::FloorDiv(fused, inner_extent);
@@ -418,9 +443,12 @@ class ScheduleLowerer {
         // The region may reach past the producer's edges (a consumer's
         // split remainder, a stencil at the border): compute only real points.
         PrimExpr lower = root >= Index(0);
-        PrimExpr upper = root < Index(buffer->shape[d]);
+        PrimExpr upper = root < buffer->Extent(d);
         if (!analyzer_.CanProve(lower)) plan.data_parallel_guards.push_back(lower);
-        if (!analyzer_.CanProve(upper)) plan.data_parallel_guards.push_back(upper);
+        if (!analyzer_.CanProve(upper) &&
+            !WithinSymbolicLoop(analyzer_.Simplify(root), buffer->Extent(d))) {
+          plan.data_parallel_guards.push_back(upper);
+        }
       }
     }
     for (const IterVar& axis : op.body->reduce_axes) {
@@ -432,6 +460,14 @@ class ScheduleLowerer {
     };
     plan.body_value = loop::Substitute(plan.value, to_leaves);
     if (plan.condition.defined()) plan.body_condition = loop::Substitute(plan.condition, to_leaves);
+  }
+
+  // Whether `index` is the variable of a loop over [0, extent) (a symbolic extent the analyzer
+  // cannot bound): a row a stage computes at that loop is then inside the producer.
+  bool WithinSymbolicLoop(const PrimExpr& index, const PrimExpr& extent) const {
+    const auto* var = index.as<loop::VarNode>();
+    auto it = var != nullptr ? symbolic_loops_.find(var) : symbolic_loops_.end();
+    return it != symbolic_loops_.end() && loop::arith::ExprDeepEqual(it->second, extent);
   }
 
   // Loads of compute_at stages read their region buffers, shifted by the
@@ -461,11 +497,11 @@ class ScheduleLowerer {
       const Buffer& storage = producer.storage;
       const Span& producer_span = producer.span;
       body = loop::MakeAllocate(
-          storage->data, storage->dtype, storage->NumElements(), storage->scope,
+          storage->data, storage->dtype, storage->NumElementsExpr(), storage->scope,
           loop::MakeSeqStmt({EmitStage(attached[i]), body}, producer_span), producer_span);
     }
     const IterVar& leaf = stage.leaf_iter_vars[level];
-    return loop::MakeFor(leaf->var, Index(0), Index(plan.extents.at(leaf.get())),
+    return loop::MakeFor(leaf->var, Index(0), plan.extents.at(leaf.get()),
                          stage.LoopKind(leaf), std::move(body), span);
   }
 
@@ -524,7 +560,7 @@ class ScheduleLowerer {
       });
       for (size_t l = leaves.size(), f = fresh.size(); l-- > split;) {
         if (leaves[l]->is_reduce) continue;
-        init = loop::MakeFor(fresh[--f].second, Index(0), Index(plan.extents.at(leaves[l].get())),
+        init = loop::MakeFor(fresh[--f].second, Index(0), plan.extents.at(leaves[l].get()),
                              stage.LoopKind(leaves[l]), init, span);
       }
       nest = loop::MakeSeqStmt({init, nest}, span);
@@ -536,6 +572,8 @@ class ScheduleLowerer {
   const std::vector<StagePtr>& stages_;
   std::vector<StagePlan> plans_;
   std::unordered_map<const loop::BufferNode*, int> stage_of_;  // lookup only
+  // Loop variables of symbolic extent, with it (see WithinSymbolicLoop); lookup only.
+  std::unordered_map<const loop::VarNode*, PrimExpr> symbolic_loops_;
   loop::arith::Analyzer analyzer_;
 };
 

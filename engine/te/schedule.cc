@@ -196,6 +196,16 @@ bool Schedule::CheckCompute(const Stage& stage, const char* primitive) {
 
 // --- loop primitives -----------------------------------------------------------
 
+// Splits, fuses, vector lanes and unrolling need a loop's extent when the schedule is lowered; a
+// loop over a symbolic dimension has it only at run time.
+bool Schedule::CheckStaticExtent(const Stage& stage, const IterVar& axis, const char* primitive) {
+  if (!axis->is_symbolic()) return true;
+  Fail(absl::InvalidArgumentError(
+      absl::StrCat(primitive, " on stage ", stage.name(), ": ", AxisName(axis),
+                   " runs over a dimension known only at run time")));
+  return false;
+}
+
 namespace {
 std::pair<IterVar, IterVar> SplitLeaf(Stage* stage, const IterVar& axis, int64_t factor,
                                       int64_t nparts) {
@@ -220,6 +230,7 @@ std::pair<IterVar, IterVar> Schedule::Split(const Tensor& t, const IterVar& axis
   const Stage& stage = *state_->stages[index];
   if (!CheckCompute(stage, "split")) return {};
   if (!CheckLeaf(stage, axis, "split")) return {};
+  if (!CheckStaticExtent(stage, axis, "split")) return {};
   if (factor <= 0) {
     Fail(absl::InvalidArgumentError(absl::StrCat("split of ", stage.name(), ".", AxisName(axis),
                                                  ": factor must be positive, got ", factor)));
@@ -241,6 +252,7 @@ std::pair<IterVar, IterVar> Schedule::SplitNParts(const Tensor& t, const IterVar
   const Stage& stage = *state_->stages[index];
   if (!CheckCompute(stage, "split")) return {};
   if (!CheckLeaf(stage, axis, "split")) return {};
+  if (!CheckStaticExtent(stage, axis, "split")) return {};
   if (nparts <= 0) {
     Fail(absl::InvalidArgumentError(absl::StrCat("split of ", stage.name(), ".", AxisName(axis),
                                                  ": nparts must be positive, got ", nparts)));
@@ -272,6 +284,9 @@ IterVar Schedule::Fuse(const Tensor& t, const IterVar& outer, const IterVar& inn
   const Stage& stage = *state_->stages[index];
   if (!CheckCompute(stage, "fuse")) return nullptr;
   if (!CheckLeaf(stage, outer, "fuse") || !CheckLeaf(stage, inner, "fuse")) return nullptr;
+  if (!CheckStaticExtent(stage, outer, "fuse") || !CheckStaticExtent(stage, inner, "fuse")) {
+    return nullptr;
+  }
   const auto& leaves = stage.leaf_iter_vars;
   auto outer_pos = std::find(leaves.begin(), leaves.end(), outer) - leaves.begin();
   auto inner_pos = std::find(leaves.begin(), leaves.end(), inner) - leaves.begin();
@@ -334,6 +349,7 @@ void Schedule::SetLoopKind(const Tensor& t, const IterVar& axis, loop::ForKind k
   const Stage& stage = *state_->stages[index];
   if (!CheckCompute(stage, primitive)) return;
   if (!CheckLeaf(stage, axis, primitive)) return;
+  if (kind != loop::ForKind::kParallel && !CheckStaticExtent(stage, axis, primitive)) return;
   if (axis->is_reduce && kind != loop::ForKind::kUnrolled) {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat(primitive, " on stage ", stage.name(), ": ", AxisName(axis),

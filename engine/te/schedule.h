@@ -151,6 +151,7 @@ class Schedule {
   // Index of t's stage, or -1 after recording an error naming `primitive`.
   int StageIndexOrError(const Tensor& t, const char* primitive);
   bool CheckCompute(const Stage& stage, const char* primitive);
+  bool CheckStaticExtent(const Stage& stage, const IterVar& axis, const char* primitive);
   bool CheckLeaf(const Stage& stage, const IterVar& axis, const char* primitive);
   void Fail(absl::Status status);
   // Installs `stages` as the new state and appends a record step.

@@ -43,6 +43,11 @@ Tensor Schedule::CacheRead(const Tensor& t, const std::string& scope,
                            const std::vector<Tensor>& readers) {
   int index = StageIndexOrError(t, "cache_read");
   if (index < 0) return Tensor();
+  if (t.is_symbolic()) {
+    Fail(absl::InvalidArgumentError(absl::StrCat(
+        "cache_read of ", t.name(), ": its shape is known only at run time (a cache stage needs it)")));
+    return Tensor();
+  }
   const Stage& source = *state_->stages[index];
   if (scope.empty() || readers.empty()) {
     Fail(absl::InvalidArgumentError(
@@ -115,6 +120,11 @@ Tensor Schedule::CacheRead(const Tensor& t, const std::string& scope,
 Tensor Schedule::CacheWrite(const Tensor& t, const std::string& scope) {
   int index = StageIndexOrError(t, "cache_write");
   if (index < 0) return Tensor();
+  if (t.is_symbolic()) {
+    Fail(absl::InvalidArgumentError(absl::StrCat(
+        "cache_write of ", t.name(), ": its shape is known only at run time (a cache stage needs it)")));
+    return Tensor();
+  }
   const Stage& stage = *state_->stages[index];
   if (!CheckCompute(stage, "cache_write")) return Tensor();
   if (scope.empty()) {

@@ -5,17 +5,27 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/ir/dtype_dispatch.h"
+#include "engine/loop/arith/analyzer.h"
+#include "engine/loop/arith/expr_deep_equal.h"
 #include "engine/loop/functor.h"
 
 namespace kiln::te {
 
 namespace {
 thread_local Span current_span;
+thread_local SymbolScope* current_symbol_scope = nullptr;
 }  // namespace
 
 IterVar ReduceAxis(int64_t extent, std::string name) {
   return std::make_shared<const IterVarNode>(IterVarNode{loop::MakeVar(std::move(name)), extent,
                                                          /*is_reduce=*/true});
+}
+
+IterVar ReduceAxis(const PrimExpr& extent, std::string name) {
+  int64_t value;
+  if (loop::AsConstInt(extent, &value)) return ReduceAxis(value, std::move(name));
+  return std::make_shared<const IterVarNode>(
+      IterVarNode{loop::MakeVar(std::move(name)), -1, /*is_reduce=*/true, extent});
 }
 
 const char* ReduceKindName(ReduceKind kind) {
@@ -89,16 +99,36 @@ Tensor Placeholder(std::string name, DataType dtype, std::vector<int64_t> shape)
   return Tensor(std::move(op));
 }
 
+Tensor PlaceholderOver(std::string name, DataType dtype, std::vector<PrimExpr> shape) {
+  auto op = std::make_shared<OperationNode>();
+  op->kind = OperationNode::Kind::kPlaceholder;
+  op->buffer = loop::MakeSymbolicBuffer(name, dtype, std::move(shape));
+  op->name = std::move(name);
+  op->tag = "placeholder";
+  op->span = SpanScope::Current();
+  return Tensor(std::move(op));
+}
+
 Tensor Compute(std::string name, std::vector<int64_t> shape, std::vector<Tensor> inputs,
                const ComputeFunc& fcompute, std::string tag) {
+  std::vector<PrimExpr> dims;
+  for (int64_t extent : shape) dims.push_back(loop::IntImm(extent));
+  return ComputeOver(std::move(name), std::move(dims), std::move(inputs), fcompute,
+                     std::move(tag));
+}
+
+Tensor ComputeOver(std::string name, std::vector<PrimExpr> shape, std::vector<Tensor> inputs,
+                   const ComputeFunc& fcompute, std::string tag) {
   auto op = std::make_shared<OperationNode>();
   op->kind = OperationNode::Kind::kCompute;
   std::vector<loop::Var> vars;
   for (size_t i = 0; i < shape.size(); ++i) {
     loop::Var var = loop::MakeVar(absl::StrCat("ax", i));
     vars.push_back(var);
-    op->axis.push_back(
-        std::make_shared<const IterVarNode>(IterVarNode{var, shape[i], /*is_reduce=*/false}));
+    int64_t extent;
+    bool known = loop::AsConstInt(shape[i], &extent);
+    op->axis.push_back(std::make_shared<const IterVarNode>(IterVarNode{
+        var, known ? extent : -1, /*is_reduce=*/false, known ? PrimExpr() : shape[i]}));
   }
   ComputeBody body = fcompute(vars);
   KILN_CHECK(body.value.defined()) << "compute " << name << " returned no value";
@@ -116,7 +146,7 @@ Tensor Compute(std::string name, std::vector<int64_t> shape, std::vector<Tensor>
                          << ", which is not among its inputs";
   });
 
-  op->buffer = loop::MakeBuffer(name, body.value->type.dtype, std::move(shape));
+  op->buffer = loop::MakeSymbolicBuffer(name, body.value->type.dtype, std::move(shape));
   op->name = std::move(name);
   op->body = std::move(body);
   op->inputs = std::move(inputs);
@@ -130,5 +160,26 @@ SpanScope::SpanScope(Span span) : previous_(std::move(current_span)) {
 }
 SpanScope::~SpanScope() { current_span = std::move(previous_); }
 const Span& SpanScope::Current() { return current_span; }
+
+SymbolScope::SymbolScope(const SymbolVars* symbols)
+    : symbols_(symbols), previous_(current_symbol_scope) {
+  current_symbol_scope = this;
+}
+SymbolScope::~SymbolScope() { current_symbol_scope = previous_; }
+loop::Var SymbolScope::Lookup(const std::string& name) {
+  const SymbolScope* scope = current_symbol_scope;
+  if (scope == nullptr || scope->symbols_ == nullptr) return loop::Var();
+  for (const auto& [symbol, var] : *scope->symbols_) {
+    if (symbol == name) return var;
+  }
+  return loop::Var();
+}
+void SymbolScope::RequireEqual(const PrimExpr& left, const PrimExpr& right) {
+  SymbolScope* scope = current_symbol_scope;
+  if (scope == nullptr || scope->symbols_ == nullptr) return;
+  PrimExpr a = loop::arith::Simplify(left), b = loop::arith::Simplify(right);
+  if (loop::arith::ExprDeepEqual(a, b)) return;
+  scope->equalities_.push_back(SymbolEquality{a, b, SpanScope::Current()});
+}
 
 }  // namespace kiln::te

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,15 +27,23 @@ namespace kiln::te {
 using loop::PrimExpr;
 
 // An iteration axis over [0, extent): a data-parallel axis of a compute's
-// output or a reduce axis.
+// output or a reduce axis. An axis whose extent only a run knows (a symbolic
+// dimension) has extent -1 and `symbolic_extent`, an index expression of the
+// run's symbols.
 struct IterVarNode {
   loop::Var var;
   int64_t extent;
   bool is_reduce;
+  PrimExpr symbolic_extent = nullptr;
+
+  bool is_symbolic() const { return symbolic_extent.defined(); }
+  PrimExpr ExtentExpr() const { return is_symbolic() ? symbolic_extent : loop::IntImm(extent); }
 };
 using IterVar = std::shared_ptr<const IterVarNode>;
 
 IterVar ReduceAxis(int64_t extent, std::string name = "k");
+// A reduce axis of any extent (static when `extent` is a constant).
+IterVar ReduceAxis(const PrimExpr& extent, std::string name = "k");
 
 enum class ReduceKind { kSum, kMax, kMin, kProd };
 const char* ReduceKindName(ReduceKind kind);
@@ -94,7 +103,13 @@ class Tensor {
 
   const Operation& op() const { return op_; }
   bool defined() const { return op_ != nullptr; }
+  // The static shape; a symbolic tensor's dims are -1 here (see dims()). Compute definitions
+  // that have not moved to dims() are only given static tensors (primitive_compute.cc).
   const std::vector<int64_t>& shape() const { return op_->buffer->shape; }
+  // Every dimension as an index expression (constants for static ones).
+  std::vector<PrimExpr> dims() const { return op_->buffer->ShapeExprs(); }
+  PrimExpr dim(int axis) const { return op_->buffer->Extent(static_cast<size_t>(axis)); }
+  bool is_symbolic() const { return op_->buffer->is_symbolic(); }
   int ndim() const { return static_cast<int>(op_->buffer->shape.size()); }
   DataType dtype() const { return op_->buffer->dtype; }
   loop::PrimType type() const { return loop::PrimType{dtype(), 1}; }
@@ -114,6 +129,8 @@ class Tensor {
 };
 
 Tensor Placeholder(std::string name, DataType dtype, std::vector<int64_t> shape);
+// A placeholder over dimensions that may be symbolic.
+Tensor PlaceholderOver(std::string name, DataType dtype, std::vector<PrimExpr> shape);
 
 // The tag of a zero-padding stage (a convolution's padded input): schedules materialize it
 // rather than inline it, so the reduction reading it needs no bounds checks.
@@ -135,6 +152,10 @@ using ComputeFunc = std::function<ComputeBody(const std::vector<loop::Var>& indi
 // The output dtype is the body's. Axis variables are named ax0, ax1, ...
 Tensor Compute(std::string name, std::vector<int64_t> shape, std::vector<Tensor> inputs,
                const ComputeFunc& fcompute, std::string tag = "");
+// The same over dimensions that may be symbolic (static when all are constants). A separate
+// name: a braced list of integers would convert to either.
+Tensor ComputeOver(std::string name, std::vector<PrimExpr> shape, std::vector<Tensor> inputs,
+                   const ComputeFunc& fcompute, std::string tag = "");
 
 // While alive, every operation created on this thread gets `span` (lowering
 // opens one per graph call, so compute definitions need not pass spans).
@@ -148,6 +169,41 @@ class SpanScope {
 
  private:
   Span previous_;
+};
+
+// The run's symbols: each symbolic dimension name of a model ("S", "seq") and the int64
+// variable that holds its value in a kernel. Lowering opens one per kernel, so compute
+// definitions can turn a result type's named dims into extents (compute::SymbolicResult).
+//
+// Type relations take a symbolic dim to be the extent it meets (x[N, 3] + y[4, 3] types as
+// (4, 3); a matmul's contraction dims are taken to agree): compute definitions over symbolic
+// tensors record each such assumption (RequireEqual), and lowering checks them when a run binds
+// the symbols, so no kernel reads past a buffer whose real extent differs.
+using SymbolVars = std::vector<std::pair<std::string, loop::Var>>;
+struct SymbolEquality {
+  PrimExpr left, right;
+  Span span;  // the graph call that assumed it
+};
+class SymbolScope {
+ public:
+  // `symbols` may be null (no symbols: every dim must be static).
+  explicit SymbolScope(const SymbolVars* symbols);
+  ~SymbolScope();
+  SymbolScope(const SymbolScope&) = delete;
+  SymbolScope& operator=(const SymbolScope&) = delete;
+  // The variable of `name`, or null when no scope is open or it has no such symbol.
+  static loop::Var Lookup(const std::string& name);
+  // Records, in the innermost open scope, that a run is valid only when the index expressions
+  // `left` and `right` (extents, products of extents) are equal. Nothing when both are the
+  // same expression or no scope is open.
+  static void RequireEqual(const PrimExpr& left, const PrimExpr& right);
+  // What this scope recorded, in order.
+  const std::vector<SymbolEquality>& equalities() const { return equalities_; }
+
+ private:
+  const SymbolVars* symbols_;
+  SymbolScope* previous_;
+  std::vector<SymbolEquality> equalities_;
 };
 
 }  // namespace kiln::te

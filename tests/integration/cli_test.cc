@@ -240,6 +240,59 @@ int main(void) {
   EXPECT_NE(output.find("wrong width status 4\n"), std::string::npos) << output;  // SHAPE_MISMATCH
 }
 
+// A symbolic dim that is no batch (summed over) compiles through kilnd over its value: the
+// metadata names the symbol, the header gives each dim, and the object, linked into a C program,
+// runs 3 rows and 0 through <prefix>_run_dynamic. By hand: relu of [[1 -2] [3 4] [-5 6]] summed
+// down the columns is [4 10]; over no rows [0 0].
+TEST_F(KilnCliTest, ASymbolicDimCompilesOnceAndRunsAnyValueFromC) {
+  const std::filesystem::path out = CompileToObject("column_sum", ColumnSumModel());
+  ASSERT_FALSE(out.empty());
+  nlohmann::json metadata = nlohmann::json::parse(std::ifstream(out / "model.metadata.json"));
+  EXPECT_EQ(metadata["symbolic"]["symbols"], nlohmann::json::array({"S"})) << metadata;
+  EXPECT_EQ(metadata["symbolic"]["input_dims"], nlohmann::json::parse(R"([["S", 2]])")) << metadata;
+  EXPECT_EQ(metadata["signature"]["inputs"][0]["shape"], nlohmann::json::array({-1, 2})) << metadata;
+  std::stringstream header;
+  header << std::ifstream(out / "kiln_model.h").rdbuf();
+  EXPECT_NE(header.str().find("float32[S, 2]"), std::string::npos) << header.str();
+  EXPECT_NE(header.str().find("int32_t kiln_model_run_dynamic("), std::string::npos) << header.str();
+  CliRun ran = LinkAndRun(out, R"(
+#include <stdio.h>
+#include <stdlib.h>
+#include "kiln_model.h"
+int main(void) {
+  float* x = aligned_alloc(64, 64);
+  const float values[6] = {1, -2, 3, 4, -5, 6};
+  for (int i = 0; i < 6; ++i) x[i] = values[i];
+  void* workspace = aligned_alloc(64, (KILN_MODEL_WORKSPACE_SIZE + 63) / 64 * 64 + 64);
+  for (int rows = 3; rows >= 0; rows -= 3) {
+    int64_t x_shape[2] = {rows, 2}, y_shape[1] = {-1};
+    const int64_t* input_shapes[] = {x_shape};
+    int64_t* output_shapes[] = {y_shape};
+    void* inputs[] = {x};
+    void* outputs[] = {NULL};
+    int status = kiln_model_run_dynamic(inputs, input_shapes, outputs, output_shapes, workspace);
+    printf("rows %d status %d shape %lld: %g %g\n", rows, status, (long long)y_shape[0],
+           ((float*)outputs[0])[0], ((float*)outputs[0])[1]);
+    kiln_rt_free(outputs[0]);
+  }
+  int64_t wrong_shape[2] = {3, 3};
+  const int64_t* wrong_shapes[] = {wrong_shape};
+  int64_t y_shape[1];
+  int64_t* output_shapes[] = {y_shape};
+  void* inputs[] = {x};
+  void* outputs[] = {NULL};
+  printf("wrong width status %d\n",
+         kiln_model_run_dynamic(inputs, wrong_shapes, outputs, output_shapes, workspace));
+  return 0;
+}
+)");
+  EXPECT_EQ(ran.exit_code, 0) << ran.output;
+  const std::string& output = ran.output;
+  EXPECT_NE(output.find("rows 3 status 0 shape 2: 4 10\n"), std::string::npos) << output;
+  EXPECT_NE(output.find("rows 0 status 0 shape 2: 0 0\n"), std::string::npos) << output;
+  EXPECT_NE(output.find("wrong width status 4\n"), std::string::npos) << output;  // SHAPE_MISMATCH
+}
+
 // torch.nonzero's export compiled through kilnd: the signature marks the bounded output and
 // its length output, and the object, linked into a C program, fills the first n rows (by hand,
 // the nonzeros of x = [[0 1 0 2] [3 0 0 4] [0 0 0 5]]: (0,1) (0,3) (1,0) (1,3) (2,3)).

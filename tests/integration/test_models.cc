@@ -175,6 +175,27 @@ std::string BatchRowSumModel() {
   return model.SerializeAsString();
 }
 
+std::string ColumnSumModel() {
+  onnx::ModelProto model = NewModel("column_sum");
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInfo(graph->mutable_input(), "x", {0, 2});
+  graph->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)
+      ->set_dim_param("S");
+  onnx::TensorProto* axes = graph->add_initializer();
+  axes->set_name("axes");
+  axes->set_data_type(onnx::TensorProto::INT64);
+  axes->add_dims(1);
+  axes->add_int64_data(0);
+  AddNode(graph, "Relu", "relu", {"x"}, "positive");
+  onnx::NodeProto* sum = AddNode(graph, "ReduceSum", "column_sum", {"positive", "axes"}, "y");
+  onnx::AttributeProto* keepdims = sum->add_attribute();
+  keepdims->set_name("keepdims");
+  keepdims->set_type(onnx::AttributeProto::INT);
+  keepdims->set_i(0);
+  graph->add_output()->set_name("y");
+  return model.SerializeAsString();
+}
+
 std::string SequenceInputModel() {
   onnx::ModelProto model = NewModel("sequence_input");
   onnx::GraphProto* graph = model.mutable_graph();

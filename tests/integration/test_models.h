@@ -37,6 +37,10 @@ std::string LoopModel();
 // over axis 1 -> y[N]: a batch known only at run time, each row on its own.
 std::string BatchRowSumModel();
 
+// x[S, 2] (S an ONNX dim_param) -> Relu "relu" -> ReduceSum "column_sum" over axis 0 -> y[2]:
+// a symbolic dim summed over (no batch), compiled over its value.
+std::string ColumnSumModel();
+
 // x[3, 4] -> NonZero "nonzero" -> Transpose "transpose" -> y, y's type undeclared: torch.nonzero's
 // export, a bounded output of 12 rows and its length.
 std::string NonZeroModel();

@@ -40,6 +40,9 @@ ABSL_FLAG(bool, kernel_profile, true,
 ABSL_FLAG(int64_t, batch, 1,
           "the batch of pseudo-random inputs for a model compiled per sample (a symbolic batch "
           "dim; input files may have any batch)");
+ABSL_FLAG(std::vector<std::string>, symbol, {},
+          "for pseudo-random inputs of a model compiled over symbolic dimensions, a symbol's value, "
+          "NAME=VALUE (repeatable; default 1; input files may have any value)");
 ABSL_FLAG(std::vector<std::string>, input_shape, {},
           "static shape for an input with symbolic dimensions, NAME=D0xD1x... (repeatable)");
 ABSL_FLAG(std::string, output_dir, "", "write each output to DIR/<name>.<output_format>");
@@ -227,23 +230,60 @@ int main(int argc, char** argv) {
                 << " on axis 0 of the inputs and outputs that have it\n";
     }
   }
-  // Inputs whose axis 0 is a batch known only at run time: any batch from a file, --batch for
-  // pseudo-random ones.
+  // Dims known only at run time: any extent from a file. A batch of a model compiled per sample
+  // is --batch for pseudo-random inputs, a symbol of one compiled over symbolic dims --symbol.
+  std::vector<std::vector<bool>> free_dims(tensors.inputs.size());
   std::vector<bool> batched(tensors.inputs.size(), false);
+  for (size_t i = 0; i < tensors.inputs.size(); ++i) {
+    free_dims[i].assign(tensors.inputs[i].shape.size(), false);
+  }
+  const kiln::lower::SymbolicSignature* symbolic =
+      compiled && compiled->lowered && compiled->lowered->symbolic ? &*compiled->lowered->symbolic
+                                                                   : nullptr;
   if (compiled && compiled->lowered && compiled->lowered->sample_batch) {
     batched = compiled->lowered->sample_batch->inputs;
-  } else if (native && native->per_sample()) {
+  } else if (symbolic != nullptr) {
+    for (size_t i = 0; i < tensors.inputs.size(); ++i) {
+      for (size_t d = 0; d < free_dims[i].size(); ++d) {
+        free_dims[i][d] = symbolic->input_dims[i][d] < 0;
+      }
+    }
+  } else if (native) {
+    // A loaded .so (per sample or over symbolic dims: its signature does not say which): every
+    // run-time dim of an input is free, --batch for pseudo-random inputs.
     std::vector<kiln::codegen::TensorSignature> signature = native->inputs();
     for (size_t i = 0; i < signature.size(); ++i) {
-      batched[i] = !signature[i].shape.empty() && signature[i].shape[0] < 0;
+      for (size_t d = 0; d < free_dims[i].size() && d < signature[i].shape.size(); ++d) {
+        free_dims[i][d] = signature[i].shape[d] < 0;
+      }
     }
   }
   const int64_t batch = absl::GetFlag(FLAGS_batch);
   if (batch < 0) return Fail("--batch must be at least 0");
+  std::map<std::string, int64_t> symbol_values;
+  for (const std::string& entry : absl::GetFlag(FLAGS_symbol)) {
+    std::vector<std::string> parts = absl::StrSplit(entry, '=');
+    int64_t value = 0;
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &value) || value < 0) {
+      return Fail(absl::StrCat("--symbol wants NAME=VALUE with a value >= 0, got '", entry, "'"));
+    }
+    symbol_values[parts[0]] = value;
+  }
   for (size_t i = 0; i < tensors.inputs.size(); ++i) {
-    if (!batched[i]) continue;
     std::vector<int64_t> shape = tensors.inputs[i].shape;
-    shape[0] = batch;
+    if (batched[i]) {
+      shape[0] = batch;
+      free_dims[i][0] = true;
+    }
+    for (size_t d = 0; symbolic == nullptr && d < shape.size(); ++d) {
+      if (free_dims[i][d]) shape[d] = batch;  // a loaded .so's run-time dims
+    }
+    for (size_t d = 0; symbolic != nullptr && d < shape.size(); ++d) {
+      int64_t dim = symbolic->input_dims[i][d];
+      if (dim >= 0) continue;
+      auto it = symbol_values.find(symbolic->symbols[-1 - dim]);
+      shape[d] = it == symbol_values.end() ? 1 : it->second;
+    }
     tensors.inputs[i] = kiln::loop::HostTensor::Zeros(tensors.inputs[i].dtype, shape);
   }
   std::vector<std::string> files = absl::GetFlag(FLAGS_input);
@@ -258,15 +298,17 @@ int main(int argc, char** argv) {
       absl::StatusOr<kiln::loop::HostTensor> read = kiln::tools::ReadTensorFile(files[i]);
       if (!read.ok()) return Fail(std::string(read.status().message()));
       bool fits = read->dtype == input.dtype && read->shape.size() == input.shape.size();
-      for (size_t d = batched[i] ? 1 : 0; fits && d < input.shape.size(); ++d) {
-        fits = read->shape[d] == input.shape[d];
+      for (size_t d = 0; fits && d < input.shape.size(); ++d) {
+        fits = free_dims[i][d] || read->shape[d] == input.shape[d];
       }
       if (!fits) {
         return Fail(absl::StrCat(files[i], ": ", kiln::DataTypeName(read->dtype), "[",
                                  absl::StrJoin(read->shape, ", "), "], but input ",
                                  tensors.input_names[i], " is ", kiln::DataTypeName(input.dtype),
                                  "[", absl::StrJoin(input.shape, ", "), "]",
-                                 batched[i] ? " (any batch on axis 0)" : ""));
+                                 batched[i]   ? " (any batch on axis 0)"
+                                 : symbolic ? " (any value of its symbols)"
+                                            : ""));
       }
       input = *std::move(read);
     } else {

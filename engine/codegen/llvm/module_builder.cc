@@ -3,6 +3,7 @@
 #include "engine/support/status_macros.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -32,12 +33,16 @@ int64_t AlignmentOf(int64_t offset) {
   return align;
 }
 
+// -1 for a buffer of symbolic dims (its size is a run's).
 int64_t BufferBytes(const loop::Buffer& buffer) {
+  if (buffer->is_symbolic()) return -1;
   return buffer->NumElements() * DataTypeBytes(buffer->dtype);
 }
 
 // The bytes from a buffer's first element to just past its last (its strides may spread them).
+// A buffer of symbolic dims may reach anywhere past its first element.
 int64_t SpanBytes(const loop::Buffer& buffer) {
+  if (buffer->is_symbolic()) return std::numeric_limits<int64_t>::max() / 2;
   std::vector<int64_t> strides = buffer->EffectiveStrides();
   int64_t last = 0;
   for (size_t d = 0; d < buffer->shape.size(); ++d) {
@@ -56,6 +61,23 @@ absl::Status CheckKernelStmt(const loop::Stmt& stmt, const std::string& kernel) 
       status = absl::UnimplementedError(
           absl::StrCat("kernel ", kernel, " calls another kernel; native code supports kernel "
                                           "calls only in main"));
+    }
+    if (status.ok() && node->kind() == ObjectKind::kAllocate &&
+        static_cast<const loop::AllocateNode*>(node)->is_dynamic()) {
+      status = absl::UnimplementedError(absl::StrCat(
+          "kernel ", kernel, ": native code allocates no run-time sized storage in a kernel"));
+    }
+    const loop::BufferNode* accessed =
+        node->kind() == ObjectKind::kBufferLoad
+            ? static_cast<const loop::BufferLoadNode*>(node)->buffer.get()
+        : node->kind() == ObjectKind::kBufferStore
+            ? static_cast<const loop::BufferStoreNode*>(node)->buffer.get()
+            : nullptr;
+    if (status.ok() && accessed != nullptr && accessed->is_symbolic() &&
+        accessed->shape.size() > 1) {
+      status = absl::InvalidArgumentError(absl::StrCat(
+          "kernel ", kernel, ": buffer ", accessed->name,
+          " has symbolic dimensions and more than one (run FlattenBuffer first)"));
     }
     if (status.ok() && node->kind() == ObjectKind::kAllocate) {
       const auto* op = static_cast<const loop::AllocateNode*>(node);
@@ -361,7 +383,9 @@ class Builder {
     // A model compiled per sample keeps its one-sample program to itself: callers use
     // <prefix>_run_dynamic (EmitRunDynamic).
     entry_ = llvm::Function::Create(
-        type, lowered_.sample_batch ? llvm::Function::InternalLinkage : llvm::Function::ExternalLinkage,
+        type,
+        lowered_.sample_batch || lowered_.symbolic ? llvm::Function::InternalLinkage
+                                                   : llvm::Function::ExternalLinkage,
         EntryName(lowered_, options_.symbol_prefix), *module_);
     entry_->setDoesNotThrow();
     llvm::Argument* inputs = entry_->getArg(0);
@@ -398,9 +422,15 @@ class Builder {
       const loop::VarNode* var = main_->params[i].get();
       llvm::Value* pointer = nullptr;
       int index = static_cast<int>(i);
-      if (index < lowered_.num_inputs + lowered_.num_outputs) {
+      const int num_constants = static_cast<int>(lowered_.constants.size());
+      const int first_dynamic = lowered_.num_inputs + lowered_.num_outputs + num_constants;
+      if (index < lowered_.num_inputs + lowered_.num_outputs || index >= first_dynamic) {
+        // A symbolic model's values of run-time size and its symbols' values follow the
+        // outputs in the outputs array (kiln_symbolic_plan::run).
         bool is_input = index < lowered_.num_inputs;
-        int slot = is_input ? index : index - lowered_.num_inputs;
+        int slot = is_input                 ? index
+                   : index >= first_dynamic ? index - lowered_.num_inputs - num_constants
+                                            : index - lowered_.num_inputs;
         llvm::Value* array = is_input ? inputs : outputs;
         pointer = b.CreateAlignedLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, array, slot),
                                       llvm::Align(8), main_->param_buffer(i)->name);
@@ -637,6 +667,83 @@ class Builder {
     emit_queries("output", lowered_.num_inputs, lowered_.num_outputs,
                  batch ? &batch->outputs : nullptr);
     if (batch) EmitRunDynamic(*batch);
+    if (lowered_.symbolic) EmitRunSymbolic(*lowered_.symbolic);
+  }
+
+  // An internal constant array of `values` (never empty: a 0 follows them).
+  template <typename T>
+  llvm::GlobalVariable* ConstantArray(llvm::Type* type, const std::vector<T>& values,
+                                      const std::string& name) {
+    std::vector<llvm::Constant*> elements;
+    for (T value : values) {
+      elements.push_back(llvm::ConstantInt::get(type, static_cast<uint64_t>(value), true));
+    }
+    elements.push_back(llvm::ConstantInt::get(type, 0));
+    auto* array_type = llvm::ArrayType::get(type, elements.size());
+    return new llvm::GlobalVariable(*module_, array_type, true, llvm::GlobalValue::InternalLinkage,
+                                    llvm::ConstantArray::get(array_type, elements),
+                                    absl::StrCat(options_.symbol_prefix, "_", name));
+  }
+
+  // int32_t <prefix>_run_dynamic(...) of a model over symbolic dims: one call of libkiln_rt's
+  // kiln_rt_run_symbolic with this model's kiln_symbolic_plan.
+  void EmitRunSymbolic(const lower::SymbolicSignature& signature) {
+    llvm::LLVMContext& context = context_.context();
+    auto* ptr = llvm::PointerType::getUnqual(context);
+    auto* i32 = llvm::Type::getInt32Ty(context);
+    auto* i64 = llvm::Type::getInt64Ty(context);
+    std::vector<int64_t> input_dims, output_dims, coefficients;
+    std::vector<int32_t> dtypes, counts, factors;
+    for (const auto& dims : signature.input_dims) input_dims.insert(input_dims.end(), dims.begin(), dims.end());
+    for (const auto& dims : signature.output_dims) output_dims.insert(output_dims.end(), dims.begin(), dims.end());
+    auto add_monomial = [](const lower::SymbolicSignature::Monomial& monomial,
+                           std::vector<int64_t>* coefficients, std::vector<int32_t>* counts,
+                           std::vector<int32_t>* factors) {
+      coefficients->push_back(monomial.coefficient);
+      counts->push_back(static_cast<int32_t>(monomial.symbols.size()));
+      factors->insert(factors->end(), monomial.symbols.begin(), monomial.symbols.end());
+    };
+    for (const lower::SymbolicSignature::DynamicBuffer& buffer : signature.dynamic) {
+      dtypes.push_back(static_cast<int32_t>(buffer.dtype));
+      add_monomial(buffer.elements, &coefficients, &counts, &factors);
+    }
+    std::vector<int64_t> equality_coefficients;
+    std::vector<int32_t> equality_counts, equality_factors;
+    for (const lower::SymbolicSignature::Equality& equality : signature.equalities) {
+      add_monomial(equality.left, &equality_coefficients, &equality_counts, &equality_factors);
+      add_monomial(equality.right, &equality_coefficients, &equality_counts, &equality_factors);
+    }
+    auto* plan_type = llvm::StructType::get(
+        context, {i32, i32, i32, i32, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, i32, ptr, ptr, ptr,
+                  ptr});
+    auto* plan = new llvm::GlobalVariable(
+        *module_, plan_type, true, llvm::GlobalValue::InternalLinkage,
+        llvm::ConstantStruct::get(
+            plan_type,
+            {llvm::ConstantInt::get(i32, lowered_.num_inputs),
+             llvm::ConstantInt::get(i32, lowered_.num_outputs),
+             llvm::ConstantInt::get(i32, signature.symbols.size()),
+             llvm::ConstantInt::get(i32, signature.dynamic.size()),
+             EmitInfoTable("symbolic_input", 0, lowered_.num_inputs, nullptr),
+             EmitInfoTable("symbolic_output", lowered_.num_inputs, lowered_.num_outputs, nullptr),
+             ConstantArray(i64, input_dims, "input_dims"), ConstantArray(i64, output_dims, "output_dims"),
+             ConstantArray(i32, dtypes, "dynamic_dtypes"),
+             ConstantArray(i64, coefficients, "dynamic_coefficients"),
+             ConstantArray(i32, counts, "dynamic_symbol_counts"),
+             ConstantArray(i32, factors, "dynamic_symbols"),
+             llvm::ConstantInt::get(i32, signature.equalities.size()),
+             ConstantArray(i64, equality_coefficients, "equality_coefficients"),
+             ConstantArray(i32, equality_counts, "equality_symbol_counts"),
+             ConstantArray(i32, equality_factors, "equality_symbols"), entry_}),
+        absl::StrCat(options_.symbol_prefix, "_symbolic_plan"));
+    llvm::FunctionCallee run_symbolic = module_->getOrInsertFunction(
+        "kiln_rt_run_symbolic", llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr, ptr}, false));
+    auto* run = llvm::Function::Create(llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr}, false),
+                                       llvm::Function::ExternalLinkage,
+                                       absl::StrCat(options_.symbol_prefix, "_run_dynamic"), *module_);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", run));
+    b.CreateRet(b.CreateCall(run_symbolic, {plan, run->getArg(0), run->getArg(1), run->getArg(2),
+                                            run->getArg(3), run->getArg(4)}));
   }
 
   // int32_t <prefix>_run_dynamic(inputs, input_shapes, outputs, output_shapes, workspace): one
@@ -723,6 +830,7 @@ class Builder {
 }  // namespace
 
 std::string EntryName(const lower::LoweredModule& lowered, const std::string& prefix) {
+  if (lowered.symbolic) return absl::StrCat(prefix, "_run_bound");
   return absl::StrCat(prefix, lowered.sample_batch ? "_run_sample" : "_run");
 }
 

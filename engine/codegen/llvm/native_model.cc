@@ -117,6 +117,7 @@ absl::StatusOr<std::unique_ptr<NativeModel>> NativeModel::Load(const NativeModul
   define("kiln_rt_profile_enter", &kiln_rt_profile_enter);
   define("kiln_rt_profile_exit", &kiln_rt_profile_exit);
   define("kiln_rt_run_per_sample", &kiln_rt_run_per_sample);
+  define("kiln_rt_run_symbolic", &kiln_rt_run_symbolic);
   define("kiln_rt_strings_begin", &kiln_rt_strings_begin);
   define("kiln_rt_strings_keep", &kiln_rt_strings_keep);
   define("kiln_rt_strings_end", &kiln_rt_strings_end);

@@ -2,6 +2,7 @@
 #include "engine/op/compute/compute_util.h"
 
 #include "absl/strings/str_cat.h"
+#include "engine/loop/arith/analyzer.h"
 #include "engine/op/type_relations.h"
 #include "engine/support/status_macros.h"
 
@@ -27,7 +28,45 @@ absl::StatusOr<std::vector<int64_t>> StaticShape(const Type& type, std::string_v
 
 absl::StatusOr<ResultTensor> TensorResult(const ComputeInput& in, std::string_view op) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> shape, StaticShape(in.result_type, op));
-  return ResultTensor{in.result_type.as<TensorTypeNode>()->dtype, std::move(shape)};
+  std::vector<PrimExpr> dims;
+  for (int64_t extent : shape) dims.push_back(Index(extent));
+  return ResultTensor{in.result_type.as<TensorTypeNode>()->dtype, std::move(shape),
+                      std::move(dims)};
+}
+
+absl::StatusOr<std::vector<PrimExpr>> SymbolicShape(const Type& type, std::string_view op) {
+  const auto* tensor = type.as<TensorTypeNode>();
+  if (tensor == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(op), ": expected a tensor type, got ", TypeToString(type)));
+  }
+  std::vector<PrimExpr> dims;
+  for (const Dim& d : tensor->shape) {
+    if (d.is_static()) {
+      dims.push_back(Index(d.value));
+      continue;
+    }
+    loop::Var var = d.symbol.empty() ? loop::Var() : te::SymbolScope::Lookup(d.symbol);
+    if (!var.defined()) {
+      return absl::UnimplementedError(absl::StrCat(
+          std::string(op), ": the shape ", ShapeToString(tensor->shape),
+          " has a dimension computed from symbolic ones; code generation needs each dimension "
+          "to be a constant or a symbol of the model's inputs"));
+    }
+    dims.push_back(var);
+  }
+  return dims;
+}
+
+absl::StatusOr<ResultTensor> SymbolicResult(const ComputeInput& in, std::string_view op) {
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, SymbolicShape(in.result_type, op));
+  std::vector<int64_t> shape;
+  for (const PrimExpr& dim : dims) {
+    int64_t value;
+    shape.push_back(loop::AsConstInt(dim, &value) ? value : -1);
+  }
+  return ResultTensor{in.result_type.as<TensorTypeNode>()->dtype, std::move(shape),
+                      std::move(dims)};
 }
 
 absl::StatusOr<std::vector<ResultTensor>> TupleResult(const ComputeInput& in, std::string_view op) {
@@ -124,30 +163,74 @@ std::vector<PrimExpr> BroadcastIndices(const Tensor& input,
   return indices;
 }
 
-PrimExpr Ravel(const std::vector<PrimExpr>& indices, const std::vector<int64_t>& shape) {
+void RequireBroadcastable(const Tensor& input, const std::vector<PrimExpr>& out_dims) {
+  size_t offset = out_dims.size() - static_cast<size_t>(input.ndim());
+  for (int d = 0; d < input.ndim(); ++d) {
+    if (input.shape()[d] != 1) te::SymbolScope::RequireEqual(input.dim(d), out_dims[offset + d]);
+  }
+}
+
+void RequireDims(const Tensor& input, const std::vector<PrimExpr>& dims) {
+  for (int d = 0; d < input.ndim() && d < static_cast<int>(dims.size()); ++d) {
+    te::SymbolScope::RequireEqual(input.dim(d), dims[d]);
+  }
+}
+
+PrimExpr Ravel(const std::vector<PrimExpr>& indices, const std::vector<PrimExpr>& shape) {
   PrimExpr flat = Index(0);
   for (size_t d = 0; d < shape.size(); ++d) {
-    flat = d == 0 ? indices[0] : flat * shape[d] + indices[d];
+    int64_t extent;
+    // A static extent takes the index's type (the int64_t overloads).
+    PrimExpr scaled = d == 0 ? PrimExpr() : loop::AsConstInt(shape[d], &extent) ? flat * extent
+                                                                                : flat * shape[d];
+    flat = d == 0 ? indices[0] : scaled + indices[d];
   }
   return flat;
 }
 
-std::vector<PrimExpr> Unravel(const PrimExpr& flat, const std::vector<int64_t>& shape) {
+std::vector<PrimExpr> Unravel(const PrimExpr& flat, const std::vector<PrimExpr>& shape) {
   std::vector<PrimExpr> indices(shape.size());
   PrimExpr rest = flat;
   for (size_t i = shape.size(); i-- > 0;) {
-    // Extent-1 dims read 0; an extent-0 dim means there are no points at
-    // all, and dividing by it is never wanted.
-    if (shape[i] <= 1) {
+    int64_t extent;
+    bool known = loop::AsConstInt(shape[i], &extent);
+    // Extent-1 dims read 0; an extent-0 dim means there are no points at all, and dividing by
+    // it is never wanted.
+    if (known && extent <= 1) {
       indices[i] = Index(0);
     } else if (i == 0) {
       indices[i] = rest;
+    } else if (known) {
+      indices[i] = loop::FloorMod(rest, extent);
+      rest = loop::FloorDiv(rest, extent);
     } else {
       indices[i] = loop::FloorMod(rest, shape[i]);
       rest = loop::FloorDiv(rest, shape[i]);
     }
   }
   return indices;
+}
+
+PrimExpr Product(const std::vector<PrimExpr>& values) {
+  PrimExpr product = Index(1);
+  for (const PrimExpr& value : values) product = product * value;
+  return loop::arith::Simplify(product);
+}
+
+namespace {
+std::vector<PrimExpr> Extents(const std::vector<int64_t>& shape) {
+  std::vector<PrimExpr> extents;
+  for (int64_t extent : shape) extents.push_back(Index(extent));
+  return extents;
+}
+}  // namespace
+
+PrimExpr Ravel(const std::vector<PrimExpr>& indices, const std::vector<int64_t>& shape) {
+  return Ravel(indices, Extents(shape));
+}
+
+std::vector<PrimExpr> Unravel(const PrimExpr& flat, const std::vector<int64_t>& shape) {
+  return Unravel(flat, Extents(shape));
 }
 
 int64_t Product(const std::vector<int64_t>& values) {
@@ -161,7 +244,15 @@ int64_t NormalizedAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + ra
 Tensor Gather(const std::string& name, const std::vector<int64_t>& shape, const Tensor& input,
               const std::function<std::vector<PrimExpr>(const std::vector<PrimExpr>&)>& index_of,
               const std::string& tag) {
-  return te::Compute(
+  std::vector<PrimExpr> dims;
+  for (int64_t extent : shape) dims.push_back(Index(extent));
+  return Gather(name, dims, input, index_of, tag);
+}
+
+Tensor Gather(const std::string& name, const std::vector<PrimExpr>& shape, const Tensor& input,
+              const std::function<std::vector<PrimExpr>(const std::vector<PrimExpr>&)>& index_of,
+              const std::string& tag) {
+  return te::ComputeOver(
       name, shape, {input},
       [&](const std::vector<Var>& i) -> te::ComputeBody { return input(index_of(AsExprs(i))); },
       tag);
@@ -169,8 +260,8 @@ Tensor Gather(const std::string& name, const std::vector<int64_t>& shape, const 
 
 Tensor CastStage(const Tensor& t, DataType dtype, const std::string& name) {
   if (t.dtype() == dtype) return t;
-  return te::Compute(
-      name, t.shape(), {t},
+  return te::ComputeOver(
+      name, t.dims(), {t},
       [&](const std::vector<Var>& i) -> te::ComputeBody { return Cast(dtype, t(AsExprs(i))); },
       "elemwise");
 }

@@ -32,9 +32,16 @@ absl::StatusOr<std::vector<int64_t>> StaticShape(const Type& type, std::string_v
 // The call's single tensor result (dtype and static shape).
 struct ResultTensor {
   DataType dtype;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;  // -1 for a symbolic dim (SymbolicResult)
+  std::vector<PrimExpr> dims;  // every dim as an extent (constants for static dims)
 };
 absl::StatusOr<ResultTensor> TensorResult(const ComputeInput& in, std::string_view op);
+// The same for compute definitions written over dims(): a dim named by a symbol of the open
+// te::SymbolScope is that symbol's variable; an unnamed symbolic dim (one no input names, such
+// as a reshape's merge of a symbolic dim with another) is an Unimplemented error naming `op`.
+absl::StatusOr<ResultTensor> SymbolicResult(const ComputeInput& in, std::string_view op);
+// The extents of a tensor type's dims (see SymbolicResult).
+absl::StatusOr<std::vector<PrimExpr>> SymbolicShape(const Type& type, std::string_view op);
 // Every field of a tuple result, in order.
 absl::StatusOr<std::vector<ResultTensor>> TupleResult(const ComputeInput& in, std::string_view op);
 
@@ -79,16 +86,30 @@ PrimExpr NormalizeIndex(const PrimExpr& index, int64_t extent);
 std::vector<PrimExpr> BroadcastIndices(const Tensor& input,
                                        const std::vector<PrimExpr>& out_indices);
 
+// Records (te::SymbolScope::RequireEqual) what a broadcast of `input` to `out_dims` assumes:
+// each of its dims that is not a static 1 equals the output's it lines up with.
+void RequireBroadcastable(const Tensor& input, const std::vector<PrimExpr>& out_dims);
+// Records that `input` has exactly `dims` (an op whose result takes its input's shape).
+void RequireDims(const Tensor& input, const std::vector<PrimExpr>& dims);
+
 // Row-major flat index of `indices` in `shape`, and its inverse.
 PrimExpr Ravel(const std::vector<PrimExpr>& indices, const std::vector<int64_t>& shape);
 std::vector<PrimExpr> Unravel(const PrimExpr& flat, const std::vector<int64_t>& shape);
+// The same over extents that may be symbolic.
+PrimExpr Ravel(const std::vector<PrimExpr>& indices, const std::vector<PrimExpr>& shape);
+std::vector<PrimExpr> Unravel(const PrimExpr& flat, const std::vector<PrimExpr>& shape);
 
 int64_t Product(const std::vector<int64_t>& values);
+// The product of extents as an index expression (folded when they are constants).
+PrimExpr Product(const std::vector<PrimExpr>& values);
 // `axis` in [-rank, rank) as [0, rank); the type relation already checked it.
 int64_t NormalizedAxis(int64_t axis, int64_t rank);
 
 // A copy of `input` with `shape` and dtype, read at `index_of(out indices)`.
 Tensor Gather(const std::string& name, const std::vector<int64_t>& shape, const Tensor& input,
+              const std::function<std::vector<PrimExpr>(const std::vector<PrimExpr>&)>& index_of,
+              const std::string& tag = "injective");
+Tensor Gather(const std::string& name, const std::vector<PrimExpr>& shape, const Tensor& input,
               const std::function<std::vector<PrimExpr>(const std::vector<PrimExpr>&)>& index_of,
               const std::string& tag = "injective");
 

@@ -90,12 +90,13 @@ PrimExpr InComputeType(DataType out, const std::vector<PrimExpr>& args,
 }
 
 void Unary(OpRegistry& registry, const std::string& op, UnaryFn fn) {
-  registry.SetCompute(op, [op, fn](const ComputeInput& in) -> absl::StatusOr<std::vector<Tensor>> {
+  registry.SetSymbolicCompute(op, [op, fn](const ComputeInput& in) -> absl::StatusOr<std::vector<Tensor>> {
     KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, op));
-    KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, op));
+    KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, op));
     const Tensor& x = in.inputs[0];
-    return compute::One(te::Compute(
-        compute::ComputeName(op), result.shape, {x},
+    compute::RequireDims(x, result.dims);
+    return compute::One(te::ComputeOver(
+        compute::ComputeName(op), result.dims, {x},
         [&](const std::vector<Var>& i) -> te::ComputeBody {
           return InComputeType(result.dtype, {x(AsExprs(i))},
                                [&](const std::vector<PrimExpr>& v) { return fn(v[0]); });
@@ -109,13 +110,15 @@ void UnaryIntrinsic(OpRegistry& registry, const std::string& op, Intrinsic intri
 }
 
 void Binary(OpRegistry& registry, const std::string& op, BinaryFn fn) {
-  registry.SetCompute(op, [op, fn](const ComputeInput& in) -> absl::StatusOr<std::vector<Tensor>> {
+  registry.SetSymbolicCompute(op, [op, fn](const ComputeInput& in) -> absl::StatusOr<std::vector<Tensor>> {
     KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 2, op));
-    KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, op));
+    KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, op));
     const Tensor& a = in.inputs[0];
     const Tensor& b = in.inputs[1];
-    return compute::One(te::Compute(
-        compute::ComputeName(op), result.shape, {a, b},
+    compute::RequireBroadcastable(a, result.dims);
+    compute::RequireBroadcastable(b, result.dims);
+    return compute::One(te::ComputeOver(
+        compute::ComputeName(op), result.dims, {a, b},
         [&](const std::vector<Var>& i) -> te::ComputeBody {
           std::vector<PrimExpr> out = AsExprs(i);
           PrimExpr va = a(compute::BroadcastIndices(a, out));
@@ -129,12 +132,13 @@ void Binary(OpRegistry& registry, const std::string& op, BinaryFn fn) {
 
 absl::StatusOr<std::vector<Tensor>> WhereCompute(const ComputeInput& in) {
   KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 3, "where"));
-  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, "where"));
+  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, "where"));
   const Tensor& cond = in.inputs[0];
   const Tensor& a = in.inputs[1];
   const Tensor& b = in.inputs[2];
-  return compute::One(te::Compute(
-      "T_where", result.shape, {cond, a, b},
+  for (const Tensor& t : in.inputs) compute::RequireBroadcastable(t, result.dims);
+  return compute::One(te::ComputeOver(
+      "T_where", result.dims, {cond, a, b},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<PrimExpr> out = AsExprs(i);
         return loop::MakeSelect(cond(compute::BroadcastIndices(cond, out)),
@@ -146,10 +150,11 @@ absl::StatusOr<std::vector<Tensor>> WhereCompute(const ComputeInput& in) {
 
 absl::StatusOr<std::vector<Tensor>> CastCompute(const ComputeInput& in) {
   KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, "cast"));
-  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, "cast"));
+  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, "cast"));
   const Tensor& x = in.inputs[0];
-  return compute::One(te::Compute(
-      "T_cast", result.shape, {x},
+  compute::RequireDims(x, result.dims);
+  return compute::One(te::ComputeOver(
+      "T_cast", result.dims, {x},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         return compute::ConvertTo(result.dtype, x(AsExprs(i)));
       },
@@ -160,10 +165,11 @@ absl::StatusOr<std::vector<Tensor>> CastCompute(const ComputeInput& in) {
 // dropped when it lies beyond the dtype's range (no element can cross it).
 absl::StatusOr<std::vector<Tensor>> ClipCompute(const ComputeInput& in) {
   KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, "clip"));
-  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, "clip"));
+  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, "clip"));
   double lo = FloatAttr(in.attrs, "a_min");
   double hi = FloatAttr(in.attrs, "a_max");
   const Tensor& x = in.inputs[0];
+  compute::RequireDims(x, result.dims);
   DataType t = x.dtype();
   DataType ct = compute::ComputeType(t);
   PrimExpr lo_bound, hi_bound;
@@ -178,8 +184,8 @@ absl::StatusOr<std::vector<Tensor>> ClipCompute(const ComputeInput& in) {
     if (std::ceil(lo) > lowest) lo_bound = Const(t, std::ceil(lo));
     if (std::floor(hi) < highest) hi_bound = Const(t, std::floor(hi));
   }
-  return compute::One(te::Compute(
-      "T_clip", result.shape, {x},
+  return compute::One(te::ComputeOver(
+      "T_clip", result.dims, {x},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         PrimExpr v = compute::Widen(x(AsExprs(i)));
         if (lo_bound.defined()) v = loop::Max(v, lo_bound);
@@ -192,11 +198,12 @@ absl::StatusOr<std::vector<Tensor>> ClipCompute(const ComputeInput& in) {
 // x if x > 0 else alpha * x.
 absl::StatusOr<std::vector<Tensor>> LeakyReluCompute(const ComputeInput& in) {
   KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, "nn.leaky_relu"));
-  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, "nn.leaky_relu"));
+  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, "nn.leaky_relu"));
   double alpha = FloatAttr(in.attrs, "alpha");
   const Tensor& x = in.inputs[0];
-  return compute::One(te::Compute(
-      "T_leaky_relu", result.shape, {x},
+  compute::RequireDims(x, result.dims);
+  return compute::One(te::ComputeOver(
+      "T_leaky_relu", result.dims, {x},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         PrimExpr v = compute::Widen(x(AsExprs(i)));
         DataType ct = v->type.dtype;
@@ -272,10 +279,10 @@ void RegisterElementwiseComputes(OpRegistry& registry) {
     Binary(registry, name,
            [op = op](const PrimExpr& a, const PrimExpr& b) { return loop::MakeBinary(op, a, b); });
   }
-  registry.SetCompute("where", WhereCompute);
-  registry.SetCompute("cast", CastCompute);
-  registry.SetCompute("clip", ClipCompute);
-  registry.SetCompute("nn.leaky_relu", LeakyReluCompute);
+  registry.SetSymbolicCompute("where", WhereCompute);
+  registry.SetSymbolicCompute("cast", CastCompute);
+  registry.SetSymbolicCompute("clip", ClipCompute);
+  registry.SetSymbolicCompute("nn.leaky_relu", LeakyReluCompute);
 }
 
 }  // namespace kiln

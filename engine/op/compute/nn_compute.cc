@@ -34,13 +34,16 @@ using ComputeResult = absl::StatusOr<std::vector<Tensor>>;
 // x (..., K) times weight (N, K) transposed.
 ComputeResult DenseCompute(const ComputeInput& in) {
   KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 2, "nn.dense"));
-  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, "nn.dense"));
+  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, "nn.dense"));
   const Tensor& x = in.inputs[0];
   const Tensor& w = in.inputs[1];
   DataType acc = compute::ComputeType(result.dtype);
-  IterVar k = te::ReduceAxis(x.shape().back(), "k");
-  Tensor product = te::Compute(
-      compute::AccumulatorName("dense", acc, result.dtype), result.shape, {x, w},
+  IterVar k = te::ReduceAxis(x.dim(x.ndim() - 1), "k");
+  te::SymbolScope::RequireEqual(x.dim(x.ndim() - 1), w.dim(1));
+  for (int d = 0; d + 1 < x.ndim(); ++d) te::SymbolScope::RequireEqual(x.dim(d), result.dims[d]);
+  te::SymbolScope::RequireEqual(w.dim(0), result.dims.back());
+  Tensor product = te::ComputeOver(
+      compute::AccumulatorName("dense", acc, result.dtype), result.dims, {x, w},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<PrimExpr> xi = AsExprs(i);
         PrimExpr n = xi.back();
@@ -55,16 +58,32 @@ ComputeResult DenseCompute(const ComputeInput& in) {
 // dims broadcast, transpose_a/b swap the last two dims of 2-D+ operands.
 ComputeResult MatmulCompute(const ComputeInput& in) {
   KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 2, "nn.matmul"));
-  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, "nn.matmul"));
+  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, "nn.matmul"));
   const Tensor& a = in.inputs[0];
   const Tensor& b = in.inputs[1];
   bool a_vector = a.ndim() == 1, b_vector = b.ndim() == 1;
   bool ta = !a_vector && BoolAttr(in.attrs, "transpose_a");
   bool tb = !b_vector && BoolAttr(in.attrs, "transpose_b");
-  int64_t k_extent = a_vector ? a.shape()[0] : a.shape()[a.ndim() - (ta ? 2 : 1)];
+  PrimExpr k_extent = a_vector ? a.dim(0) : a.dim(a.ndim() - (ta ? 2 : 1));
   int batch_rank = static_cast<int>(result.shape.size()) - (a_vector ? 0 : 1) - (b_vector ? 0 : 1);
   DataType acc = compute::ComputeType(result.dtype);
   IterVar k = te::ReduceAxis(k_extent, "k");
+  // The relation took the contraction dims, and each operand's batch dims and matrix dims, to
+  // be the result's.
+  te::SymbolScope::RequireEqual(k_extent, b_vector ? b.dim(0) : b.dim(b.ndim() - (tb ? 1 : 2)));
+  for (const Tensor* t : {&a, &b}) {
+    if (t->ndim() < 2) continue;
+    int t_batch = t->ndim() - 2;
+    for (int d = 0; d < t_batch; ++d) {
+      if (t->shape()[d] != 1) {
+        te::SymbolScope::RequireEqual(t->dim(d), result.dims[batch_rank - t_batch + d]);
+      }
+    }
+  }
+  if (!a_vector) {
+    te::SymbolScope::RequireEqual(a.dim(a.ndim() - (ta ? 1 : 2)), result.dims[batch_rank]);
+  }
+  if (!b_vector) te::SymbolScope::RequireEqual(b.dim(b.ndim() - (tb ? 2 : 1)), result.dims.back());
 
   // An operand's indices: its batch dims broadcast against the output's,
   // then (row, col) of its matrix.
@@ -80,8 +99,8 @@ ComputeResult MatmulCompute(const ComputeInput& in) {
     idx.push_back(col);
     return t(idx);
   };
-  Tensor product = te::Compute(
-      compute::AccumulatorName("matmul", acc, result.dtype), result.shape, {a, b},
+  Tensor product = te::ComputeOver(
+      compute::AccumulatorName("matmul", acc, result.dtype), result.dims, {a, b},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<PrimExpr> out = AsExprs(i);
         std::vector<PrimExpr> batch(out.begin(), out.begin() + batch_rank);
@@ -98,12 +117,14 @@ ComputeResult MatmulCompute(const ComputeInput& in) {
 
 ComputeResult BiasAddCompute(const ComputeInput& in) {
   KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 2, "nn.bias_add"));
-  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, "nn.bias_add"));
+  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, "nn.bias_add"));
   const Tensor& x = in.inputs[0];
   const Tensor& bias = in.inputs[1];
   int64_t axis = compute::NormalizedAxis(IntAttr(in.attrs, "axis"), x.ndim());
-  return compute::One(te::Compute(
-      "T_bias_add", result.shape, {x, bias},
+  compute::RequireDims(x, result.dims);
+  te::SymbolScope::RequireEqual(bias.dim(0), x.dim(static_cast<int>(axis)));
+  return compute::One(te::ComputeOver(
+      "T_bias_add", result.dims, {x, bias},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         return Cast(result.dtype, compute::Widen(x(AsExprs(i))) + compute::Widen(bias(i[axis])));
       },
@@ -162,22 +183,25 @@ constexpr int64_t kSoftmaxPartials = 8;
 // axis, as one reduction or, for a long contiguous last axis, in two stages (above).
 // `reduce` is te::Max or te::Sum; `value` maps an index of x to the reduced value.
 template <typename Reduce, typename Value>
-Tensor RowReduction(const std::string& name, const std::vector<int64_t>& row_shape,
-                    const std::vector<Tensor>& inputs, int64_t axis, int64_t extent, int64_t ndim,
-                    Reduce reduce, Value value) {
-  if (axis != ndim - 1 || extent % kSoftmaxPartials != 0 || extent < 2 * kSoftmaxPartials) {
-    IterVar k = te::ReduceAxis(extent, "k");
-    return te::Compute(
+Tensor RowReduction(const std::string& name, const std::vector<PrimExpr>& row_shape,
+                    const std::vector<Tensor>& inputs, int64_t axis, const PrimExpr& axis_extent,
+                    int64_t ndim, Reduce reduce, Value value) {
+  int64_t extent = -1;  // a symbolic axis: one reduction
+  loop::AsConstInt(axis_extent, &extent);
+  if (axis != ndim - 1 || extent < 0 || extent % kSoftmaxPartials != 0 ||
+      extent < 2 * kSoftmaxPartials) {
+    IterVar k = te::ReduceAxis(axis_extent, "k");
+    return te::ComputeOver(
         name, row_shape, inputs,
         [&](const std::vector<Var>& i) -> te::ComputeBody {
           return reduce(value(WithAxis(AsExprs(i), axis, k->var)), std::vector<IterVar>{k});
         },
         "reduce");
   }
-  std::vector<int64_t> partial_shape = row_shape;
-  partial_shape.push_back(kSoftmaxPartials);
+  std::vector<PrimExpr> partial_shape = row_shape;
+  partial_shape.push_back(Index(kSoftmaxPartials));
   IterVar kk = te::ReduceAxis(extent / kSoftmaxPartials, "kk");
-  Tensor partial = te::Compute(
+  Tensor partial = te::ComputeOver(
       name + "_partial", partial_shape, inputs,
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<PrimExpr> row = AsExprs(i);
@@ -188,7 +212,7 @@ Tensor RowReduction(const std::string& name, const std::vector<int64_t>& row_sha
       },
       "reduce");
   IterVar l = te::ReduceAxis(kSoftmaxPartials, "l");
-  return te::Compute(
+  return te::ComputeOver(
       name, row_shape, {partial},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<PrimExpr> idx = AsExprs(i);
@@ -217,36 +241,36 @@ struct Moments {
 Moments ComputeMoments(const Tensor& x, std::vector<bool> reduced, const std::string& name) {
   Moments m;
   m.reduced = std::move(reduced);
-  std::vector<int64_t> stat_shape;
-  int64_t count = 1;
+  std::vector<PrimExpr> stat_shape;
+  std::vector<PrimExpr> counted;
   for (int d = 0; d < x.ndim(); ++d) {
-    if (m.reduced[d]) {
-      count *= x.shape()[d];
-    } else {
-      stat_shape.push_back(x.shape()[d]);
-    }
+    (m.reduced[d] ? counted : stat_shape).push_back(x.dim(d));
   }
   DataType acc = compute::ComputeType(x.dtype());
-  PrimExpr divisor = Const(acc, static_cast<double>(count));
+  PrimExpr count = compute::Product(counted);
+  int64_t static_count;
+  PrimExpr divisor = loop::AsConstInt(count, &static_count)
+                         ? Const(acc, static_cast<double>(static_count))
+                         : Cast(acc, count);
   const int64_t last = x.ndim() - 1;
   if (std::count(m.reduced.begin(), m.reduced.end(), true) == 1 && m.reduced.back()) {
     // Over the contiguous last axis alone (a transformer's layer norm): reductions whose lanes
     // read contiguous elements (RowReduction), so a row's statistics vectorize.
     auto sum = [](PrimExpr v, std::vector<IterVar> axes) { return te::Sum(std::move(v), std::move(axes)); };
     Tensor total = RowReduction(
-        name + "_sum", stat_shape, {x}, last, x.shape()[last], x.ndim(), sum,
+        name + "_sum", stat_shape, {x}, last, x.dim(last), x.ndim(), sum,
         [&](const std::vector<PrimExpr>& idx) { return Cast(acc, x(idx)); });
-    m.mean = te::Compute(
+    m.mean = te::ComputeOver(
         name + "_mean", stat_shape, {total},
         [&](const std::vector<Var>& i) -> te::ComputeBody { return total(AsExprs(i)) / divisor; },
         "elemwise");
     Tensor squares = RowReduction(
-        name + "_sqsum", stat_shape, {x, m.mean}, last, x.shape()[last], x.ndim(), sum,
+        name + "_sqsum", stat_shape, {x, m.mean}, last, x.dim(last), x.ndim(), sum,
         [&](const std::vector<PrimExpr>& idx) {
           PrimExpr d = Cast(acc, x(idx)) - m.mean(WithoutAxis(idx, last));
           return d * d;
         });
-    m.variance = te::Compute(
+    m.variance = te::ComputeOver(
         name + "_var", stat_shape, {squares},
         [&](const std::vector<Var>& i) -> te::ComputeBody { return squares(AsExprs(i)) / divisor; },
         "elemwise");
@@ -258,7 +282,7 @@ Moments ComputeMoments(const Tensor& x, std::vector<bool> reduced, const std::st
     size_t next = 0;
     for (int d = 0; d < x.ndim(); ++d) {
       if (m.reduced[d]) {
-        axes->push_back(te::ReduceAxis(x.shape()[d], absl::StrCat("k", d)));
+        axes->push_back(te::ReduceAxis(x.dim(d), absl::StrCat("k", d)));
         idx.push_back(axes->back()->var);
       } else {
         idx.push_back(stat[next++]);
@@ -266,7 +290,7 @@ Moments ComputeMoments(const Tensor& x, std::vector<bool> reduced, const std::st
     }
     return idx;
   };
-  Tensor sum = te::Compute(
+  Tensor sum = te::ComputeOver(
       name + "_sum", stat_shape, {x},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<IterVar> axes;
@@ -274,11 +298,11 @@ Moments ComputeMoments(const Tensor& x, std::vector<bool> reduced, const std::st
         return te::Sum(Cast(acc, x(idx)), axes);
       },
       "reduce");
-  m.mean = te::Compute(
+  m.mean = te::ComputeOver(
       name + "_mean", stat_shape, {sum},
       [&](const std::vector<Var>& i) -> te::ComputeBody { return sum(AsExprs(i)) / divisor; },
       "elemwise");
-  Tensor squares = te::Compute(
+  Tensor squares = te::ComputeOver(
       name + "_sqsum", stat_shape, {x, m.mean},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<IterVar> axes;
@@ -287,7 +311,7 @@ Moments ComputeMoments(const Tensor& x, std::vector<bool> reduced, const std::st
         return te::Sum(d * d, axes);
       },
       "reduce");
-  m.variance = te::Compute(
+  m.variance = te::ComputeOver(
       name + "_var", stat_shape, {squares},
       [&](const std::vector<Var>& i) -> te::ComputeBody { return squares(AsExprs(i)) / divisor; },
       "elemwise");
@@ -331,7 +355,7 @@ ComputeResult LayerNormCompute(const ComputeInput& in) {
     return absl::InvalidArgumentError(
         absl::StrCat("nn.layer_norm: expected 2 or 3 input tensors, got ", in.inputs.size()));
   }
-  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, "nn.layer_norm"));
+  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, "nn.layer_norm"));
   const Tensor& x = in.inputs[0];
   const Tensor& gamma = in.inputs[1];
   bool has_beta = in.inputs.size() == 3;
@@ -341,10 +365,13 @@ ComputeResult LayerNormCompute(const ComputeInput& in) {
   std::vector<bool> reduced(x.ndim(), false);
   for (int d = static_cast<int>(axis); d < x.ndim(); ++d) reduced[d] = true;
   Moments m = ComputeMoments(x, reduced, "T_layer_norm");
+  compute::RequireDims(x, result.dims);
+  compute::RequireBroadcastable(gamma, result.dims);
+  if (has_beta) compute::RequireBroadcastable(beta, result.dims);
   std::vector<Tensor> inputs = {x, gamma, m.mean, m.variance};
   if (has_beta) inputs.push_back(beta);
-  return compute::One(te::Compute(
-      "T_layer_norm", result.shape, inputs,
+  return compute::One(te::ComputeOver(
+      "T_layer_norm", result.dims, inputs,
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<PrimExpr> xi = AsExprs(i);
         std::vector<PrimExpr> si = m.StatIndices(xi);
@@ -401,13 +428,14 @@ ComputeResult LrnCompute(const ComputeInput& in) {
 enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
 void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
-  registry.SetCompute(op, [op, kind](const ComputeInput& in) -> ComputeResult {
+  registry.SetSymbolicCompute(op, [op, kind](const ComputeInput& in) -> ComputeResult {
     KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, op));
-    KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, op));
+    KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, op));
     const Tensor& x = in.inputs[0];
     int64_t axis = compute::NormalizedAxis(IntAttr(in.attrs, "axis"), x.ndim());
-    int64_t extent = x.shape()[axis];
-    std::vector<int64_t> row_shape = x.shape();
+    PrimExpr extent = x.dim(axis);
+    compute::RequireDims(x, result.dims);
+    std::vector<PrimExpr> row_shape = x.dims();
     row_shape.erase(row_shape.begin() + axis);
     DataType acc = compute::ComputeType(x.dtype());
     std::string name = compute::ComputeName(op);
@@ -422,7 +450,7 @@ void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
 
     if (kind == SoftmaxKind::kHardmax) {
       IterVar k = te::ReduceAxis(extent, "k");
-      Tensor first = te::Compute(
+      Tensor first = te::ComputeOver(
           name + "_argmax", row_shape, {x, max_elem},
           [&](const std::vector<Var>& i) -> te::ComputeBody {
             std::vector<PrimExpr> row = AsExprs(i);
@@ -430,8 +458,8 @@ void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
             return te::Min(k->var, {k}, hit);
           },
           "reduce");
-      return compute::One(te::Compute(
-          name, result.shape, {first},
+      return compute::One(te::ComputeOver(
+          name, result.dims, {first},
           [&](const std::vector<Var>& i) -> te::ComputeBody {
             std::vector<PrimExpr> idx = AsExprs(i);
             return loop::MakeSelect(loop::Equal(idx[axis], first(WithoutAxis(idx, axis))),
@@ -446,8 +474,8 @@ void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
     if (kind == SoftmaxKind::kLogSoftmax) {
       Tensor exp_sum = RowReduction(name + "_expsum", row_shape, {x, max_elem}, axis, extent,
                                     ndim, sum, shifted_exp);
-      return compute::One(te::Compute(
-          name, result.shape, {x, max_elem, exp_sum},
+      return compute::One(te::ComputeOver(
+          name, result.dims, {x, max_elem, exp_sum},
           [&](const std::vector<Var>& i) -> te::ComputeBody {
             std::vector<PrimExpr> idx = AsExprs(i);
             std::vector<PrimExpr> row = WithoutAxis(idx, axis);
@@ -458,14 +486,14 @@ void Softmax(OpRegistry& registry, const std::string& op, SoftmaxKind kind) {
           tag));
     }
 
-    Tensor exp = te::Compute(
-        name + "_exp", x.shape(), {x, max_elem},
+    Tensor exp = te::ComputeOver(
+        name + "_exp", x.dims(), {x, max_elem},
         [&](const std::vector<Var>& i) -> te::ComputeBody { return shifted_exp(AsExprs(i)); },
         "injective");
     Tensor exp_sum = RowReduction(name + "_expsum", row_shape, {exp}, axis, extent, ndim, sum,
                                   [&](const std::vector<PrimExpr>& idx) { return exp(idx); });
-    return compute::One(te::Compute(
-        name, result.shape, {exp, exp_sum},
+    return compute::One(te::ComputeOver(
+        name, result.dims, {exp, exp_sum},
         [&](const std::vector<Var>& i) -> te::ComputeBody {
           std::vector<PrimExpr> idx = AsExprs(i);
           return Cast(result.dtype, exp(idx) / exp_sum(WithoutAxis(idx, axis)));
@@ -558,12 +586,12 @@ ComputeResult SpaceToDepthCompute(const ComputeInput& in) {
 void RegisterNnComputes(OpRegistry& registry) {
   RegisterWindowComputes(registry);
   RegisterImageComputes(registry);
-  registry.SetCompute("nn.dense", DenseCompute);
-  registry.SetCompute("nn.matmul", MatmulCompute);
-  registry.SetCompute("nn.bias_add", BiasAddCompute);
+  registry.SetSymbolicCompute("nn.dense", DenseCompute);
+  registry.SetSymbolicCompute("nn.matmul", MatmulCompute);
+  registry.SetSymbolicCompute("nn.bias_add", BiasAddCompute);
   registry.SetCompute("nn.batch_norm", BatchNormCompute);
   registry.SetCompute("nn.instance_norm", InstanceNormCompute);
-  registry.SetCompute("nn.layer_norm", LayerNormCompute);
+  registry.SetSymbolicCompute("nn.layer_norm", LayerNormCompute);
   registry.SetCompute("nn.lrn", LrnCompute);
   Softmax(registry, "nn.softmax", SoftmaxKind::kSoftmax);
   Softmax(registry, "nn.log_softmax", SoftmaxKind::kLogSoftmax);

@@ -54,7 +54,7 @@ struct ReductionIndexing {
 ReductionIndexing MakeIndexing(const Tensor& x, std::vector<bool> reduced, bool keepdims) {
   ReductionIndexing ix;
   for (size_t d = 0; d < reduced.size(); ++d) {
-    if (reduced[d]) ix.axes.push_back(te::ReduceAxis(x.shape()[d], absl::StrCat("k", d)));
+    if (reduced[d]) ix.axes.push_back(te::ReduceAxis(x.dim(d), absl::StrCat("k", d)));
   }
   ix.reduced = std::move(reduced);
   ix.keepdims = keepdims;
@@ -73,27 +73,32 @@ constexpr int64_t kLongSumTerms = 256;
 constexpr int64_t kFewOutputs = 16;
 
 void Reduce(OpRegistry& registry, const std::string& op, Kind kind) {
-  registry.SetCompute(
+  registry.SetSymbolicCompute(
       op, [op, kind](const ComputeInput& in) -> absl::StatusOr<std::vector<Tensor>> {
         KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, op));
-        KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, op));
+        KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, op));
         const Tensor& x = in.inputs[0];
         ReductionIndexing ix =
             MakeIndexing(x, ReducedAxes(in.attrs, x.ndim()), BoolAttr(in.attrs, "keepdims"));
-        int64_t count = 1;
-        for (const IterVar& axis : ix.axes) count *= axis->extent;
+        std::vector<PrimExpr> extents;
+        for (const IterVar& axis : ix.axes) extents.push_back(axis->ExtentExpr());
+        PrimExpr count_expr = compute::Product(extents);
+        int64_t count = -1;  // -1: symbolic
+        loop::AsConstInt(count_expr, &count);
+        int64_t outputs = -1;
+        loop::AsConstInt(compute::Product(result.dims), &outputs);
         // bool max/min reduce as uint8; halves accumulate in float32 (long sums into few
-        // outputs, float32 or half, in float64).
+        // outputs, float32 or half, in float64; decided for static extents only).
         DataType acc =
             x.dtype() == DataType::kBool ? DataType::kUInt8 : compute::ComputeType(x.dtype());
         if (acc == DataType::kFloat32 && (kind == Kind::kSum || kind == Kind::kMean) &&
-            count >= kLongSumTerms && compute::Product(result.shape) < kFewOutputs) {
+            count >= kLongSumTerms && outputs >= 0 && outputs < kFewOutputs) {
           acc = DataType::kFloat64;
         }
         bool needs_final_stage = acc != result.dtype || kind == Kind::kMean;
         std::string name = compute::ComputeName(op);
-        Tensor reduced = te::Compute(
-            needs_final_stage ? name + "_acc" : name, result.shape, {x},
+        Tensor reduced = te::ComputeOver(
+            needs_final_stage ? name + "_acc" : name, result.dims, {x},
             [&](const std::vector<Var>& i) -> te::ComputeBody {
               PrimExpr v = Cast(acc, x(ix.InputIndices(compute::AsExprs(i))));
               switch (kind) {
@@ -111,11 +116,16 @@ void Reduce(OpRegistry& registry, const std::string& op, Kind kind) {
             },
             "reduce");
         if (!needs_final_stage) return compute::One(reduced);
-        return compute::One(te::Compute(
-            name, result.shape, {reduced},
+        return compute::One(te::ComputeOver(
+            name, result.dims, {reduced},
             [&](const std::vector<Var>& i) -> te::ComputeBody {
               PrimExpr v = reduced(compute::AsExprs(i));
-              if (kind == Kind::kMean) {
+              if (kind == Kind::kMean && count < 0) {
+                // A run's count: an empty integer mean is 0 (divided by 1) as below.
+                PrimExpr divisor =
+                    IsFloat(acc) ? count_expr : loop::Max(count_expr, compute::Index(1));
+                v = v / Cast(acc, divisor);
+              } else if (kind == Kind::kMean) {
                 // An empty integer mean is 0 rather than a division by zero.
                 v = IsFloat(acc) || count > 0 ? v / compute::Const(acc, static_cast<double>(count))
                                               : v;

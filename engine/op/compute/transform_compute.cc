@@ -25,21 +25,33 @@ using compute::Var;
 using ComputeResult = absl::StatusOr<std::vector<Tensor>>;
 using IndexMap = std::function<std::vector<PrimExpr>(const std::vector<PrimExpr>&)>;
 
-// A one-input op whose output element reads the input at index_of(indices).
+// A one-input op whose output element reads the input at index_of(indices). `symbolic`: `make`
+// reads no static shape of a symbolic tensor (the op takes symbolic dims).
 void Injective(OpRegistry& registry, const std::string& op,
-               std::function<IndexMap(const ComputeInput&, const compute::ResultTensor&)> make) {
-  registry.SetCompute(op, [op, make](const ComputeInput& in) -> ComputeResult {
+               std::function<IndexMap(const ComputeInput&, const compute::ResultTensor&)> make,
+               bool symbolic = false,
+               std::function<absl::Status(const ComputeInput&)> check = nullptr) {
+  ComputeDefinition compute = [op, make, symbolic, check](const ComputeInput& in) -> ComputeResult {
     KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 1, op));
-    KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, op));
+    if (check) KILN_RETURN_IF_ERROR(check(in));
+    KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, symbolic
+                                                            ? compute::SymbolicResult(in, op)
+                                                            : compute::TensorResult(in, op));
     return compute::One(
-        compute::Gather(compute::ComputeName(op), result.shape, in.inputs[0], make(in, result)));
-  });
+        compute::Gather(compute::ComputeName(op), result.dims, in.inputs[0], make(in, result)));
+  };
+  if (symbolic) {
+    registry.SetSymbolicCompute(op, std::move(compute));
+  } else {
+    registry.SetCompute(op, std::move(compute));
+  }
 }
 
 // Same elements in row-major order (reshape, squeeze, expand_dims).
 IndexMap RowMajor(const ComputeInput& in, const compute::ResultTensor& result) {
-  std::vector<int64_t> in_shape = in.inputs[0].shape();
-  std::vector<int64_t> out_shape = result.shape;
+  std::vector<PrimExpr> in_shape = in.inputs[0].dims();
+  std::vector<PrimExpr> out_shape = result.dims;
+  te::SymbolScope::RequireEqual(compute::Product(in_shape), compute::Product(out_shape));
   return [in_shape, out_shape](const std::vector<PrimExpr>& o) {
     return compute::Unravel(compute::Ravel(o, out_shape), in_shape);
   };
@@ -69,6 +81,9 @@ IndexMap Squeeze(const ComputeInput& in, const compute::ResultTensor&) {
     for (int64_t d = 0; d < rank; ++d) removed[d] = shape[d] == 1;
   }
   for (int64_t a : axes) removed[compute::NormalizedAxis(a, rank)] = true;
+  for (int64_t d = 0; d < rank; ++d) {  // a removed dim reads index 0: it must be 1
+    if (removed[d]) te::SymbolScope::RequireEqual(in.inputs[0].dim(static_cast<int>(d)), Index(1));
+  }
   return [removed](const std::vector<PrimExpr>& o) {
     std::vector<PrimExpr> idx;
     size_t next = 0;
@@ -88,8 +103,9 @@ IndexMap ExpandDims(const ComputeInput& in, const compute::ResultTensor&) {
   };
 }
 
-IndexMap BroadcastTo(const ComputeInput& in, const compute::ResultTensor&) {
+IndexMap BroadcastTo(const ComputeInput& in, const compute::ResultTensor& result) {
   Tensor x = in.inputs[0];
+  compute::RequireBroadcastable(x, result.dims);
   return [x](const std::vector<PrimExpr>& o) { return compute::BroadcastIndices(x, o); };
 }
 
@@ -273,11 +289,19 @@ ComputeResult SizeCompute(const ComputeInput& in) {
 }  // namespace
 
 void RegisterTransformComputes(OpRegistry& registry) {
-  Injective(registry, "reshape", RowMajor);
-  Injective(registry, "transpose", Transpose);
-  Injective(registry, "squeeze", Squeeze);
-  Injective(registry, "expand_dims", ExpandDims);
-  Injective(registry, "broadcast_to", BroadcastTo);
+  Injective(registry, "reshape", RowMajor, /*symbolic=*/true);
+  Injective(registry, "transpose", Transpose, /*symbolic=*/true);
+  // Without axes, which dims a squeeze drops would depend on the run (a symbolic dim of 1).
+  Injective(registry, "squeeze", Squeeze, /*symbolic=*/true, [](const ComputeInput& in) {
+    if (!IntArrayAttr(in.attrs, "axis").empty() || !in.inputs[0].is_symbolic()) {
+      return absl::OkStatus();
+    }
+    return absl::UnimplementedError(
+        "a squeeze without axes of dimensions known only at run time (which axes it drops would "
+        "depend on the run); give its axes");
+  });
+  Injective(registry, "expand_dims", ExpandDims, /*symbolic=*/true);
+  Injective(registry, "broadcast_to", BroadcastTo, /*symbolic=*/true);
   Injective(registry, "tile", Tile);
   Injective(registry, "strided_slice", StridedSlice);
   Injective(registry, "reverse", Reverse);

@@ -72,7 +72,10 @@ ExprDoc BufferCallDoc(IRDocsifier& d, const loop::BufferNode* buffer,
                       const loop::VarNode* implied_storage) {
   std::vector<ExprDoc> dims;
   dims.reserve(buffer->shape.size());
-  for (int64_t dim : buffer->shape) dims.push_back(IntLiteral(dim));
+  for (size_t k = 0; k < buffer->shape.size(); ++k) {
+    dims.push_back(buffer->is_symbolic() ? d.AsExprDoc(buffer->Extent(k))
+                                         : ExprDoc(IntLiteral(buffer->shape[k])));
+  }
   auto call = TCall("Buffer", {std::make_shared<TupleDocNode>(std::move(dims)),
                                StringLiteral(DataTypeName(buffer->dtype))});
   auto kwarg = [&call](std::string key, ExprDoc value) {

@@ -2,6 +2,7 @@
 // store is an indexed assignment, an allocation or a let binds a name for the statements after
 // it at the same indentation (Python has no block scope), a kernel call is `T.call_kernel`.
 // Each statement's span is its trailing comment.
+#include <algorithm>
 #include <vector>
 
 #include "engine/loop/functor.h"
@@ -67,6 +68,7 @@ loop::Buffer WholeBufferOf(const IRDocsifier& d, const loop::AllocateNode& alloc
 
     void VisitBuffer(const loop::Buffer& buffer) override {
       if (found || buffer->data.get() != alloc_.data.get() || d_.IsDefined(buffer.get())) return;
+      if (buffer->is_symbolic() || alloc_.is_dynamic()) return;  // printed as storage + view
       if (buffer->dtype == alloc_.dtype && buffer->scope == alloc_.scope &&
           buffer->elem_offset == 0 && buffer->NumElements() == alloc_.extent &&
           (buffer->strides.empty() || buffer->strides == DenseStrides(*buffer))) {
@@ -141,7 +143,8 @@ Doc BuildAllocate(const ObjectRef& node, IRDocsifier& d) {
     for (int64_t dim : whole->shape) shape.push_back(IntLiteral(dim));
   } else {
     name = d.DefByName(alloc->data, LoopName(alloc->data->name), IdKind::kLocal);
-    shape.push_back(IntLiteral(alloc->extent));
+    shape.push_back(alloc->is_dynamic() ? d.AsExprDoc(alloc->dynamic_extent)
+                                        : ExprDoc(IntLiteral(alloc->extent)));
   }
   auto call =
       TCall("allocate", {std::make_shared<ListDocNode>(std::move(shape)),
@@ -182,7 +185,21 @@ Doc BuildWhile(const ObjectRef& node, IRDocsifier& d) {
 Doc BuildLetStmt(const ObjectRef& node, IRDocsifier& d) {
   const auto* let = node.as<loop::LetStmtNode>();
   ExprDoc value = d.AsExprDoc(let->value);
-  IdDoc var = d.DefByName(let->var, LoopName(let->var->name), IdKind::kLocal);
+  // A symbol a kernel binds here is already named by the parameter shapes that mention it,
+  // which declared it free (`S = T.int64()`): the binding takes that name and the declaration.
+  IdDoc var;
+  auto* frame = d.GetFrame<LoopFunctionFrame>();
+  if (const ExprDoc* named = d.Lookup(let->var.get()); named != nullptr && frame != nullptr) {
+    auto& declarations = frame->top_declarations;
+    auto free = std::find_if(declarations.begin(), declarations.end(), [&](const StmtDoc& doc) {
+      return doc->source.get() == let->var.get();
+    });
+    if (free != declarations.end()) {
+      declarations.erase(free);
+      var = std::dynamic_pointer_cast<const IdDocNode>(*named);
+    }
+  }
+  if (!var) var = d.DefByName(let->var, LoopName(let->var->name), IdKind::kLocal);
   auto binding = std::make_shared<AssignDocNode>(var, value, PrimTypeDoc(let->var->type));
   std::vector<StmtDoc> stmts{WithSourceAndSpan(d, binding, node, let->span)};
   std::vector<StmtDoc> body = StmtList(d, let->body);

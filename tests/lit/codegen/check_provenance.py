@@ -6,7 +6,7 @@ llvm-objdump lists every instruction (address, function); llvm-dwarfdump's line 
 address its line in the printed loop IR (LOOP_SCRIPT, the model.loop.py the DWARF names); the
 `# si=` comment of that line names its ONNX layers. Kernel code is every instruction of a kernel
 or outlined function, and every instruction of PREFIX_run whose line is inside a kernel (kernels
-are inlined there). Line 0 is DWARF's "no one line of this function" (code LLVM hoisted or
+are inlined there; _run_sample or _run_bound for models with _run_dynamic). Line 0 is DWARF's "no one line of this function" (code LLVM hoisted or
 merged): such an instruction is its function's, at the function's DW_AT_decl_line. Fails unless at least MIN_FRACTION of kernel instructions map to a layer
 and every layer named inside a kernel has at least one instruction.
 """
@@ -97,16 +97,19 @@ def main():
     addresses = [r[0] for r in rows]
     function_lines = decl_lines(obj)
     queries = {prefix + s for s in ("_input_info", "_output_info", "_num_inputs", "_num_outputs",
-                                    "_workspace_size", "_kernel_name", "_num_kernels")}
+                                    "_workspace_size", "_kernel_name", "_num_kernels",
+                                    "_run_dynamic")}
+    # Main's entry: _run, or _run_sample / _run_bound behind a model's _run_dynamic.
+    entries = {prefix + s for s in ("_run", "_run_sample", "_run_bound")}
     in_kernel = lambda line: any(a <= line <= b for a, b in kernels)
     total = mapped = 0
     seen = set()
     for function, address in instructions(obj):
         i = bisect.bisect_right(addresses, address) - 1
         line = rows[i][1] if i >= 0 and not rows[i][2] else 0
-        if line == 0 and function != prefix + "_run":
+        if line == 0 and function not in entries:
             line = function_lines.get(function, 0)
-        if function in queries or (function == prefix + "_run" and not in_kernel(line)):
+        if function in queries or (function in entries and not in_kernel(line)):
             continue
         total += 1
         if layers.get(line):

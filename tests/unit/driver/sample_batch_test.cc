@@ -1,7 +1,7 @@
 // Models with a symbolic batch dim (an ONNX dim_param on axis 0), compiled without input shapes:
 // per sample, run on any batch by both backends. Oracles: values worked out by hand, and the
 // same model compiled for a fixed batch through input_shapes (the static path the conformance
-// suite checks). Models that mix samples are compile errors naming the ONNX node.
+// suite checks). Models that mix samples are no batch: the proof says why, naming the node.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +10,8 @@
 #include <map>
 #include <vector>
 
+#include "engine/frontend/onnx/importer.h"
+#include "engine/lower/sample_batch.h"
 #include "engine/runtime/kiln_runtime.h"
 #include "tests/unit/driver/run_all_backends.h"
 #include "tests/unit/frontend/onnx_builder.h"
@@ -195,9 +197,9 @@ std::string MixingModel(const std::string& op, const std::function<void(onnx::No
   return b.Bytes();
 }
 
-TEST(SampleBatchTest, ModelsThatMixSamplesAreCompileErrorsNamingTheNode) {
-  CompileOptions options;
-  CompileFailure failure;
+// The proof's refusals name the node and why; such a model is then no batch and is compiled
+// over its symbol instead (symbolic_dims_test.cc), or refused by that path naming the node.
+TEST(SampleBatchTest, ModelsThatMixSamplesAreNoBatchAndSayWhy) {
   struct Case {
     std::string model;
     std::string message;
@@ -215,17 +217,35 @@ TEST(SampleBatchTest, ModelsThatMixSamplesAreCompileErrorsNamingTheNode) {
        "squeeze (si=mixer): it squeezes every axis of extent 1, the batch's included"},
       {MixingModel("Relu", [](onnx::NodeProto&) {}, {"", "L"}, {2, -1}),
        "input 'x' has type (2, L): dimension L on axis 1 is known only at run time"},
-      {MixingModel("Relu", [](onnx::NodeProto&) {}, {"", "L"}, {2, -1}),
-       "give the inputs static shapes (input_shapes) to compile it"},
   };
   for (const Case& c : cases) {
-    absl::StatusOr<CompileResult> compiled = CompileOnnx(c.model, options, &failure);
-    ASSERT_FALSE(compiled.ok()) << c.message;
-    EXPECT_EQ(compiled.status().code(), absl::StatusCode::kUnimplemented);
-    EXPECT_EQ(failure.stage, CompileStage::kImport);
-    EXPECT_THAT(compiled.status().message(), HasSubstr(c.message));
+    absl::StatusOr<IRModule> imported = ImportOnnxModel(c.model, {});
+    ASSERT_TRUE(imported.ok()) << imported.status();
+    absl::StatusOr<std::optional<lower::SampleBatch>> batch = lower::FindSampleBatch(*imported);
+    ASSERT_FALSE(batch.ok()) << c.message;
+    EXPECT_EQ(batch.status().code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(batch.status().message(), HasSubstr(c.message));
   }
-  // Two run-time dims: only one can be the batch.
+  // Over its symbol: a softmax down the column of x[N, 3].
+  absl::StatusOr<CompileResult> softmax = Compile(cases[0].model);
+  ASSERT_TRUE(softmax.ok()) << softmax.status();
+  EXPECT_FALSE(softmax->lowered->sample_batch.has_value());
+  ASSERT_TRUE(softmax->lowered->symbolic.has_value());
+  for (bool native : {false, true}) {
+    absl::StatusOr<Outputs> got = RunOn(*softmax, {Floats({2, 3}, {0, 1, 5, 0, 1, 5})}, native);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_THAT(got->shapes[0], ElementsAre(2, 3));
+    EXPECT_THAT(got->values[0], ElementsAre(0.5, 0.5, 0.5, 0.5, 0.5, 0.5));
+  }
+  // Refused by both: which axes a squeeze without axes drops depends on N.
+  CompileOptions options;
+  CompileFailure failure;
+  absl::StatusOr<CompileResult> squeeze = CompileOnnx(cases[3].model, options, &failure);
+  ASSERT_FALSE(squeeze.ok());
+  EXPECT_EQ(squeeze.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(squeeze.status().message(), HasSubstr("squeeze (si=mixer)"));
+  EXPECT_THAT(squeeze.status().message(), HasSubstr("a squeeze without axes"));
+  // Two run-time dims that broadcast against each other: the sum's rows are neither.
   OnnxModelBuilder b(13);
   b.Input("a", {-1, 3}, onnx::TensorProto::FLOAT, {"N"});
   b.Input("b", {-1, 3}, onnx::TensorProto::FLOAT, {"M"});
@@ -233,8 +253,8 @@ TEST(SampleBatchTest, ModelsThatMixSamplesAreCompileErrorsNamingTheNode) {
   b.Node("Add", {"a", "b"}, {"y"}, "sum");
   absl::StatusOr<CompileResult> compiled = CompileOnnx(b.Bytes(), options, &failure);
   ASSERT_FALSE(compiled.ok());
-  EXPECT_THAT(compiled.status().message(),
-              HasSubstr("inputs have two dimensions known only at run time, N and M"));
+  EXPECT_THAT(compiled.status().message(), HasSubstr("si=sum"));
+  EXPECT_THAT(compiled.status().message(), HasSubstr("not a symbol of the model's inputs"));
 }
 
 }  // namespace

@@ -66,6 +66,16 @@ class OnnxModelBuilder {
     return *init;
   }
 
+  onnx::TensorProto& Int64Initializer(const std::string& name, std::vector<int64_t> dims,
+                                      std::vector<int64_t> values) {
+    auto* init = model_.mutable_graph()->add_initializer();
+    init->set_name(name);
+    init->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) init->add_dims(d);
+    for (int64_t v : values) init->add_int64_data(v);
+    return *init;
+  }
+
   onnx::NodeProto& Node(const std::string& op_type, std::vector<std::string> inputs,
                         std::vector<std::string> outputs, const std::string& name = "") {
     auto* node = model_.mutable_graph()->add_node();
