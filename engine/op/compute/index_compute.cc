@@ -39,14 +39,26 @@ te::ComputeBody CountWhere(const IterVar& axis, PrimExpr condition) {
 // out = data[:axis] + indices.shape + data[axis+1:].
 ComputeResult TakeCompute(const ComputeInput& in) {
   KILN_RETURN_IF_ERROR(compute::ExpectInputs(in, 2, "take"));
-  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::TensorResult(in, "take"));
+  KILN_ASSIGN_OR_RETURN(compute::ResultTensor result, compute::SymbolicResult(in, "take"));
   const Tensor& data = in.inputs[0];
   const Tensor& indices = in.inputs[1];
   int64_t axis = compute::NormalizedAxis(IntAttr(in.attrs, "axis"), data.ndim());
   int q = indices.ndim();
   int64_t extent = data.shape()[axis];
-  return compute::One(te::Compute(
-      "T_take", result.shape, {data, indices},
+  if (extent < 0) {  // an index is clamped into the axis: an empty one has no element to read
+    return absl::UnimplementedError(
+        "take along an axis whose length is known only at run time is not supported yet");
+  }
+  // The result is data's dims with the axis replaced by the indices' (a token sequence's
+  // embeddings: a static table, positions of run-time length).
+  for (int d = 0; d < data.ndim(); ++d) {
+    if (d != axis) {
+      te::SymbolScope::RequireEqual(data.dim(d), result.dims[d < axis ? d : d - 1 + q]);
+    }
+  }
+  for (int d = 0; d < q; ++d) te::SymbolScope::RequireEqual(indices.dim(d), result.dims[axis + d]);
+  return compute::One(te::ComputeOver(
+      "T_take", result.dims, {data, indices},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<PrimExpr> o = AsExprs(i);
         std::vector<PrimExpr> at(o.begin() + axis, o.begin() + axis + q);
@@ -600,7 +612,7 @@ ComputeResult UniqueCompute(const ComputeInput& in) {
 }  // namespace
 
 void RegisterIndexComputes(OpRegistry& registry) {
-  registry.SetCompute("take", TakeCompute);
+  registry.SetSymbolicCompute("take", TakeCompute);
   registry.SetCompute("gather_elements", GatherElementsCompute);
   registry.SetCompute("gather_nd", GatherNdCompute);
   registry.SetCompute("scatter_elements", ScatterElementsCompute);

@@ -372,5 +372,37 @@ TEST(SymbolicDimsTest, ASymbolPastTheLimitIsRefusedEvenWhenTheTensorsAreEmpty) {
   }
 }
 
+// A token sequence's embeddings: ids[1, S] gathered from a static table[5, 3] (row r holds
+// 10 r, 10 r + 1, 10 r + 2), then scaled: the first layer of an exported transformer.
+TEST(SymbolicDimsTest, AnEmbeddingLookupGathersTokensOfAnyCount) {
+  OnnxModelBuilder b(13);
+  b.Input("ids", {1, -1}, onnx::TensorProto::INT64, {"", "S"});
+  b.Output("y");
+  std::vector<float> table;
+  for (int r = 0; r < 5; ++r) {
+    for (int c = 0; c < 3; ++c) table.push_back(static_cast<float>(10 * r + c));
+  }
+  b.FloatInitializer("table", {5, 3}, table);
+  b.FloatInitializer("half", {}, {0.5});
+  b.Node("Gather", {"table", "ids"}, {"embedded"}, "embed");
+  b.Node("Mul", {"embedded", "half"}, {"y"}, "scale");
+  absl::StatusOr<CompileResult> compiled = Compile(b.Bytes());
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  ASSERT_TRUE(compiled->lowered->symbolic.has_value());
+  for (bool native : {false, true}) {
+    SCOPED_TRACE(native ? "native" : "interpreter");
+    absl::StatusOr<std::vector<loop::HostTensor>> got = RunBackendTensors(
+        *compiled, {loop::HostTensor::FromValues<int64_t>(DataType::kInt64, {1, 3}, {3, 0, -1})},
+        native);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_THAT((*got)[0].shape, ElementsAre(1, 3, 3));
+    EXPECT_THAT((*got)[0].ToDoubles(), ElementsAre(15, 15.5, 16, 0, 0.5, 1, 20, 20.5, 21));
+    absl::StatusOr<std::vector<loop::HostTensor>> none = RunBackendTensors(
+        *compiled, {loop::HostTensor::FromValues<int64_t>(DataType::kInt64, {1, 0}, {})}, native);
+    ASSERT_TRUE(none.ok()) << none.status();
+    EXPECT_THAT((*none)[0].shape, ElementsAre(1, 0, 3));
+  }
+}
+
 }  // namespace
 }  // namespace kiln::driver
